@@ -1,0 +1,73 @@
+// The environment, validated once at start-up: a bad value stops the process with one line naming it.
+import { z } from 'zod';
+import { formatDuration, parseDuration } from './duration.js';
+
+/** The platform retries a failed delivery for 72 hours; a shorter window would let retries through. */
+export const PLATFORM_RETRY_WINDOW_MS = 72 * 3_600_000;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const duration = (example: string) =>
+  z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: `expected a duration such as ${example}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const bytes = z.coerce.number().int().positive();
+const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** Every variable hookstream reads, with its default. Names are the variables themselves. */
+const environment = z.object({
+  KAFKA_BROKERS: z
+    .string()
+    .min(1, 'expected host:port[,host:port…]')
+    .transform((s) => s.split(',').map((b) => b.trim()))
+    .pipe(z.array(z.string().regex(/^[^\s:]+:\d+$/, 'expected host:port[,host:port…]')).min(1)),
+  SCHEMA_REGISTRY_URL: z.url({ message: 'expected the http(s) URL of a Confluent-API schema registry' }),
+  TOPIC_PREFIX: z
+    .string()
+    .regex(/^[a-zA-Z0-9._-]*$/, 'expected letters, digits, ".", "_" or "-"')
+    .default(''),
+  DEDUPE_WINDOW: duration('7d or 72h')
+    .default(7 * 86_400_000)
+    .refine((ms) => ms >= PLATFORM_RETRY_WINDOW_MS, {
+      message: `must be at least the platform's retry window (${formatDuration(PLATFORM_RETRY_WINDOW_MS)})`,
+    }),
+  INGEST_HOST: z.string().min(1).default('0.0.0.0'),
+  INGEST_PORT: port.default(8080),
+  INGEST_BODY_LIMIT: bytes.default(1_048_576),
+  INGEST_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(29_000, "must stay under the platform's 30 s timeout")
+    .default(10_000),
+  INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(2),
+  INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
+  INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),
+  INGEST_TLS_CERT_FILE: z.string().optional(),
+  INGEST_TLS_KEY_FILE: z.string().optional(),
+  HOOKSTREAM_LOCAL_STACK: flag.default(false),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof environment>;
+
+/** Validates the environment; throws a ConfigError whose message is one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = environment.safeParse(present);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const variable = String(issue.path[0] ?? 'environment');
+  const found = present[variable];
+  const shown = found === undefined ? 'it is not set' : `got ${JSON.stringify(found)}`;
+  throw new ConfigError(`${variable}: ${issue.message} (${shown})`);
+}
