@@ -1,6 +1,6 @@
 // The environment, validated once at start-up: a bad value stops the process with one line naming it.
 import { z } from 'zod';
-import { formatDuration, parseDuration } from './duration.js';
+import { parseDuration } from './duration.js';
 
 /** The platform retries a failed delivery for 72 hours; a shorter window would let retries through. */
 export const PLATFORM_RETRY_WINDOW_MS = 72 * 3_600_000;
@@ -38,7 +38,7 @@ const environment = z.object({
   DEDUPE_WINDOW: duration('7d or 72h')
     .default(7 * 86_400_000)
     .refine((ms) => ms >= PLATFORM_RETRY_WINDOW_MS, {
-      message: `must be at least the platform's retry window (${formatDuration(PLATFORM_RETRY_WINDOW_MS)})`,
+      message: `must be at least the platform's retry window (${PLATFORM_RETRY_WINDOW_MS / 3_600_000}h)`,
     }),
   INGEST_HOST: z.string().min(1).default('0.0.0.0'),
   INGEST_PORT: port.default(8080),

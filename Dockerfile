@@ -1,0 +1,24 @@
+# hookstream's production image: compiled JavaScript on a current Node LTS, run as a non-root user.
+# Build: docker build -t hookstream .   Run: docker run hookstream ingest   (or: topics, process, …)
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY runtime runtime
+COPY schemas schemas
+COPY ingest ingest
+COPY processors processors
+COPY tools tools
+RUN npm run build && npm prune --omit=dev
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 8080
+ENTRYPOINT ["node", "dist/tools/cli/main.js"]
+CMD ["ingest"]

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../runtime/config.js';
+import { formatDuration, parseDuration } from '../../../runtime/duration.js';
+
+const minimal = { KAFKA_BROKERS: '127.0.0.1:9092', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:8081' };
+
+function errorOf(env: NodeJS.ProcessEnv): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration from the environment', () => {
+  it('fills every default from the two required variables', () => {
+    const config = loadConfig(minimal);
+    expect(config.KAFKA_BROKERS).toEqual(['127.0.0.1:9092']);
+    expect(config.DEDUPE_WINDOW).toBe(7 * 86_400_000);
+    expect(config.INGEST_BODY_LIMIT).toBe(1_048_576);
+    expect(config.INGEST_DEADLINE_MS).toBe(10_000);
+    expect(config.TOPIC_PREFIX).toBe('');
+    expect(config.HOOKSTREAM_LOCAL_STACK).toBe(false);
+  });
+
+  it('splits a broker list and trims its entries', () => {
+    expect(loadConfig({ ...minimal, KAFKA_BROKERS: 'a:1, b:2' }).KAFKA_BROKERS).toEqual(['a:1', 'b:2']);
+  });
+
+  it('names the missing variable in one line', () => {
+    const message = errorOf({ SCHEMA_REGISTRY_URL: 'http://x' });
+    expect(message).toMatch(/^KAFKA_BROKERS: .*it is not set/);
+    expect(message).not.toContain('\n');
+  });
+
+  it('names a bad value and shows what it got', () => {
+    expect(errorOf({ ...minimal, INGEST_PORT: 'eighty' })).toMatch(/^INGEST_PORT: .*got "eighty"/);
+    expect(errorOf({ ...minimal, KAFKA_BROKERS: 'no-port' })).toMatch(/^KAFKA_BROKERS: expected host:port/);
+  });
+
+  it("refuses a dedupe window shorter than the platform's 72 h of retries", () => {
+    expect(errorOf({ ...minimal, DEDUPE_WINDOW: '48h' })).toMatch(/^DEDUPE_WINDOW: must be at least .*72h/);
+    expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '72h' }).DEDUPE_WINDOW).toBe(72 * 3_600_000);
+  });
+
+  it('refuses a deadline that the platform would time out before', () => {
+    expect(errorOf({ ...minimal, INGEST_DEADLINE_MS: '30000' })).toMatch(/^INGEST_DEADLINE_MS: /);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ ...minimal, TOPIC_PREFIX: '' }).TOPIC_PREFIX).toBe('');
+  });
+});
+
+describe('durations', () => {
+  it('reads the units people write', () => {
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('10s')).toBe(10_000);
+    expect(parseDuration('72h')).toBe(259_200_000);
+    expect(parseDuration('7d')).toBe(604_800_000);
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+  });
+
+  it('rejects what is not a duration', () => {
+    expect(parseDuration('7')).toBeUndefined();
+    expect(parseDuration('7 days')).toBeUndefined();
+    expect(parseDuration('')).toBeUndefined();
+  });
+
+  it('prints the shortest exact unit', () => {
+    expect(formatDuration(259_200_000)).toBe('3d');
+    expect(formatDuration(5_400_000)).toBe('90m');
+    expect(formatDuration(1_500)).toBe('1500ms');
+  });
+});
