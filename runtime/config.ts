@@ -35,6 +35,8 @@ const environment = z.object({
     .string()
     .regex(/^[a-zA-Z0-9._-]*$/, 'expected letters, digits, ".", "_" or "-"')
     .default(''),
+  /** Partition count for new topics (`hookstream topics`); unset: the raw topic's, else 12. */
+  TOPIC_PARTITIONS: z.coerce.number().int().positive().optional(),
   DEDUPE_WINDOW: duration('7d or 72h')
     .default(7 * 86_400_000)
     .refine((ms) => ms >= PLATFORM_RETRY_WINDOW_MS, {

@@ -1,0 +1,130 @@
+// The registry serde: the only module that talks to the schema registry and knows the Confluent framing.
+import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type { RawAvroSchema } from '@kafkajs/confluent-schema-registry/dist/@types.js';
+import { loadSchema } from './schema-files.js';
+import { topicCatalog, valueSubject } from './topics.js';
+
+/**
+ * Every subject is registered with this level: a new schema must read data written with every earlier
+ * one, since webhooks.raw is kept forever and read with the newest schema.
+ */
+export const COMPATIBILITY_LEVEL = COMPATIBILITY.BACKWARD_TRANSITIVE;
+
+/** Confluent wire format: magic byte 0, then the schema id as a big-endian int32, then the Avro body. */
+const MAGIC_BYTE = 0;
+const HEADER_BYTES = 5;
+
+/** The subject exists with a compatibility level other than ours: left for a person to decide. */
+export class CompatibilityLevelError extends Error {
+  override name = 'CompatibilityLevelError';
+}
+
+export interface RegisteredSubject {
+  subject: string;
+  /** The schema file (without .avsc). */
+  schema: string;
+  id: number;
+}
+
+export interface DecodeOptions {
+  /** Read with this schema (e.g. the newest one) rather than the writer's, resolving between them. */
+  readerSchema?: string;
+}
+
+export interface Serde {
+  /** Registers a schema (Avro JSON text) under a subject with BACKWARD_TRANSITIVE; resolves to its id. */
+  register(subject: string, schema: string): Promise<number>;
+  /** Registers every topic's value schema as `<topic>-value`; idempotent. */
+  registerAll(prefix: string): Promise<RegisteredSubject[]>;
+  /** The id of the newest schema registered under a subject. */
+  latestSchemaId(subject: string): Promise<number>;
+  /** Avro-encodes a value with a registered schema, in the Confluent framing. */
+  encode(schemaId: number, value: unknown): Promise<Buffer>;
+  /** Decodes a Confluent-framed Avro value, fetching (and caching) its writer schema by id. */
+  decode<T = unknown>(buffer: Buffer, options?: DecodeOptions): Promise<T>;
+}
+
+export interface CreateSerdeOptions {
+  registryUrl: string;
+  clientId?: string;
+}
+
+/** The schema id a Confluent-framed value was written with; throws when the framing is not there. */
+export function schemaIdOf(buffer: Buffer): number {
+  if (buffer.length < HEADER_BYTES || buffer[0] !== MAGIC_BYTE) {
+    throw new Error('not a Confluent-framed value (expected magic byte 0 and a 4-byte schema id)');
+  }
+  return buffer.readInt32BE(1);
+}
+
+export function createSerde({ registryUrl, clientId = 'hookstream' }: CreateSerdeOptions): Serde {
+  const base = registryUrl.replace(/\/+$/, '');
+  const registry = new SchemaRegistry({ host: base, clientId });
+
+  async function setCompatibility(subject: string): Promise<void> {
+    const response = await fetch(`${base}/config/${encodeURIComponent(subject)}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+      body: JSON.stringify({ compatibility: COMPATIBILITY_LEVEL }),
+    });
+    if (!response.ok) {
+      throw new Error(
+        `setting ${COMPATIBILITY_LEVEL} on subject "${subject}" failed: HTTP ${response.status}`,
+      );
+    }
+  }
+
+  async function register(subject: string, schema: string): Promise<number> {
+    const registerOnce = () =>
+      registry.register({ type: SchemaType.AVRO, schema }, { subject, compatibility: COMPATIBILITY_LEVEL });
+    try {
+      return (await registerOnce()).id;
+    } catch (error) {
+      // The library sets our level only when GET /config/<subject> answers 404 (a new subject), and
+      // refuses any other level. Apicurio answers NONE for a subject without its own rule (say, one
+      // registered by another client): NONE checks nothing, so tightening it to ours is safe.
+      const found = /\(\w+ != (\w+)\)/.exec((error as Error).message)?.[1];
+      if ((error as Error).name !== 'ConfluentSchemaRegistryCompatibilityError') throw error;
+      if (found !== COMPATIBILITY.NONE) {
+        throw new CompatibilityLevelError(
+          `schema subject "${subject}" has compatibility ${found ?? 'unknown'}, expected ${COMPATIBILITY_LEVEL}: set it on the registry (PUT /config/${subject}) if that is intended`,
+        );
+      }
+      await setCompatibility(subject);
+      return (await registerOnce()).id;
+    }
+  }
+
+  return {
+    register,
+    async registerAll(prefix) {
+      // Sizes and counts do not change which topics carry which schema.
+      const topics = topicCatalog({
+        prefix,
+        bodyLimit: 1,
+        dedupeWindowMs: 1,
+        partitions: 1,
+        replicationFactor: 1,
+      });
+      const registered: RegisteredSubject[] = [];
+      for (const topic of topics) {
+        if (topic.valueSchema === undefined) continue;
+        const subject = valueSubject(topic.name);
+        registered.push({
+          subject,
+          schema: topic.valueSchema,
+          id: await register(subject, loadSchema(topic.valueSchema)),
+        });
+      }
+      return registered;
+    },
+    latestSchemaId: (subject) => registry.getLatestSchemaId(subject),
+    encode: (schemaId, value) => registry.encode(schemaId, value),
+    async decode<T>(buffer: Buffer, options: DecodeOptions = {}): Promise<T> {
+      schemaIdOf(buffer);
+      if (options.readerSchema === undefined) return registry.decode(buffer) as Promise<T>;
+      const readerSchema = JSON.parse(options.readerSchema) as RawAvroSchema;
+      return registry.decode(buffer, { [SchemaType.AVRO]: { readerSchema } }) as Promise<T>;
+    },
+  };
+}

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import type { Admin, Kafka } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../runtime/config.js';
+import { describeTopics } from '../../runtime/kafka/admin.js';
+import { createKafka } from '../../runtime/kafka/client.js';
+import { ensureTopics, TopicConflictError } from '../../runtime/kafka/ensure-topics.js';
+import type { TopicSpec } from '../../runtime/kafka/topic-spec.js';
+import { createLogger } from '../../runtime/log.js';
+import {
+  assertRawTopicFitsBodyLimit,
+  DurabilityError,
+  RawTopicError,
+  rawDurabilityCheck,
+} from '../../schemas/topic-checks.js';
+import { topicCatalog, topicNames } from '../../schemas/topics.js';
+import { setUpTopics } from '../../tools/cli/commands/topics.js';
+import { testStack } from '../helpers/stack.js';
+
+const logger = createLogger({ level: 'warn', name: 'test' });
+let kafka: Kafka;
+let admin: Admin;
+const prefixes: string[] = [];
+
+/** A fresh prefix per test, so runs and tests never share a topic. */
+function freshPrefix(): string {
+  const prefix = `t-${randomUUID().slice(0, 8)}.`;
+  prefixes.push(prefix);
+  return prefix;
+}
+
+beforeAll(async () => {
+  kafka = createKafka({ brokers: testStack().brokers, clientId: 'topics-test', logger });
+  admin = kafka.admin();
+  await admin.connect();
+});
+
+/** Removes the test's subjects from the registry (soft, then permanent, as the Confluent API requires). */
+async function deleteSubjects(registryUrl: string, startsWith: string[]): Promise<void> {
+  const subjects = (await (await fetch(`${registryUrl}/subjects`)).json()) as string[];
+  for (const subject of subjects.filter((s) => startsWith.some((p) => s.startsWith(p)))) {
+    for (const query of ['', '?permanent=true']) {
+      await fetch(`${registryUrl}/subjects/${encodeURIComponent(subject)}${query}`, { method: 'DELETE' });
+    }
+  }
+}
+
+afterAll(async () => {
+  await deleteSubjects(testStack().registryUrl, prefixes);
+  const ours = (await admin.listTopics()).filter((t) => prefixes.some((p) => t.startsWith(p)));
+  if (ours.length > 0) await admin.deleteTopics({ topics: ours });
+  await admin.disconnect();
+});
+
+const spec = (name: string, overrides: Partial<TopicSpec> = {}): TopicSpec => ({
+  name,
+  partitions: 3,
+  replicationFactor: 1,
+  configs: {
+    'cleanup.policy': 'compact,delete',
+    'retention.ms': { atLeast: 86_400_000 },
+    'segment.ms': { atMost: 3_600_000 },
+  },
+  ...overrides,
+});
+
+describe('ensureTopics against a real broker', () => {
+  it('creates missing topics with their partitions and configuration', async () => {
+    const p = freshPrefix();
+    const result = await ensureTopics(admin, [spec(`${p}a`), spec(`${p}b`, { partitions: 2 })]);
+    expect(result.changed).toBe(true);
+    expect(result.topics.map((t) => [t.name, t.action, t.partitions])).toEqual([
+      [`${p}a`, 'created', 3],
+      [`${p}b`, 'created', 2],
+    ]);
+    const found = await describeTopics(admin, [`${p}a`, `${p}b`]);
+    expect(found.get(`${p}a`)).toMatchObject({ partitions: 3, replicationFactor: 1 });
+    expect(found.get(`${p}a`)!.configs).toMatchObject({
+      'cleanup.policy': 'compact,delete',
+      'retention.ms': '86400000',
+      'segment.ms': '3600000',
+    });
+  });
+
+  it('changes nothing on a second run, and says so', async () => {
+    const p = freshPrefix();
+    await ensureTopics(admin, [spec(`${p}a`)]);
+    const again = await ensureTopics(admin, [spec(`${p}a`)]);
+    expect(again.changed).toBe(false);
+    expect(again.topics).toEqual([
+      { name: `${p}a`, action: 'verified', partitions: 3, replicationFactor: 1 },
+    ]);
+  });
+
+  it('refuses to change a partition count, and creates nothing else in that run', async () => {
+    const p = freshPrefix();
+    await ensureTopics(admin, [spec(`${p}a`)]);
+    const attempt = ensureTopics(admin, [spec(`${p}a`, { partitions: 6 }), spec(`${p}new`)]);
+    await expect(attempt).rejects.toBeInstanceOf(TopicConflictError);
+    await expect(attempt).rejects.toMatchObject({
+      conflicts: [{ topic: `${p}a`, setting: 'partitions', found: '3', expected: '6' }],
+    });
+    expect((await describeTopics(admin, [`${p}a`, `${p}new`])).size).toBe(1);
+    expect((await describeTopics(admin, [`${p}a`])).get(`${p}a`)!.partitions).toBe(3);
+  });
+
+  it('stops on a conflicting setting with one line naming the topic, the setting, the found and the expected value', async () => {
+    const p = freshPrefix();
+    await admin.createTopics({
+      topics: [
+        {
+          topic: `${p}a`,
+          numPartitions: 3,
+          replicationFactor: 1,
+          configEntries: [{ name: 'retention.ms', value: '1000' }],
+        },
+      ],
+    });
+    const error = await ensureTopics(admin, [spec(`${p}a`)]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TopicConflictError);
+    const { message } = error as TopicConflictError;
+    expect(message).not.toContain('\n');
+    expect(message).toContain(`topic "${p}a" setting "retention.ms": found 1000, expected at least 86400000`);
+    expect(message).toContain(
+      `topic "${p}a" setting "cleanup.policy": found delete, expected compact,delete`,
+    );
+  });
+});
+
+describe('the raw topic on a single-broker stack', () => {
+  const catalog = (prefix: string) =>
+    topicCatalog({
+      prefix,
+      bodyLimit: 1_048_576,
+      dedupeWindowMs: 7 * 86_400_000,
+      partitions: 1,
+      replicationFactor: 1,
+    });
+
+  it('is refused without --local, before any topic is created', async () => {
+    const p = freshPrefix();
+    const warn = vi.fn();
+    const attempt = ensureTopics(admin, catalog(p), {
+      check: rawDurabilityCheck({ rawTopic: topicNames(p).raw, local: false, warn }),
+    });
+    await expect(attempt).rejects.toBeInstanceOf(DurabilityError);
+    await expect(attempt).rejects.toThrow(/replication factor 1 \(needs at least 3\).*--local/);
+    expect(warn).not.toHaveBeenCalled();
+    expect((await admin.listTopics()).filter((t) => t.startsWith(p))).toEqual([]);
+  });
+
+  it('is created with a warning when the stack is local', async () => {
+    const p = freshPrefix();
+    const warn = vi.fn();
+    const result = await ensureTopics(admin, catalog(p), {
+      check: rawDurabilityCheck({ rawTopic: topicNames(p).raw, local: true, warn }),
+    });
+    expect(result.topics.every((t) => t.action === 'created')).toBe(true);
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/replication factor 1.*local stack/));
+  });
+
+  it('takes a body of the limit at start, and refuses a larger limit with a clear line', async () => {
+    const p = freshPrefix();
+    const rawTopic = topicNames(p).raw;
+    await expect(assertRawTopicFitsBodyLimit(admin, { rawTopic, bodyLimit: 1_048_576 })).rejects.toThrow(
+      /does not exist: run `hookstream topics`/,
+    );
+    await ensureTopics(admin, catalog(p));
+    await expect(
+      assertRawTopicFitsBodyLimit(admin, { rawTopic, bodyLimit: 1_048_576 }),
+    ).resolves.toBeUndefined();
+    const larger = assertRawTopicFitsBodyLimit(admin, { rawTopic, bodyLimit: 4 * 1_048_576 });
+    await expect(larger).rejects.toBeInstanceOf(RawTopicError);
+    await expect(larger).rejects.toThrow(/max\.message\.bytes 1114112, but INGEST_BODY_LIMIT 4194304/);
+  });
+});
+
+describe('hookstream topics', () => {
+  it('creates every topic and registers the schemas, then verifies and changes nothing', async () => {
+    const p = freshPrefix();
+    const { brokers, registryUrl } = testStack();
+    const config = loadConfig({
+      KAFKA_BROKERS: brokers.join(','),
+      SCHEMA_REGISTRY_URL: registryUrl,
+      TOPIC_PREFIX: p,
+      TOPIC_PARTITIONS: '1',
+    });
+    const options = { config, logger, local: true, warn: () => {} };
+    const first = await setUpTopics(options);
+    expect(first.changed).toBe(true);
+    expect(first.topics).toHaveLength(17);
+    // Every topic but the router's internal changelog has a registered value schema.
+    expect(first.schemas).toHaveLength(16);
+    expect(first.schemas).toContainEqual(
+      expect.objectContaining({ subject: `${p}webhooks.raw-value`, schema: 'raw-envelope' }),
+    );
+    expect(first.schemas).toContainEqual(
+      expect.objectContaining({ subject: `${p}entity.user.latest-value`, schema: 'entity-latest' }),
+    );
+    const second = await setUpTopics(options);
+    expect(second.changed).toBe(false);
+    expect(second.topics.every((t) => t.action === 'verified')).toBe(true);
+    expect(second.schemas.map((s) => s.id)).toEqual(first.schemas.map((s) => s.id));
+  });
+});

@@ -1,0 +1,203 @@
+// `hookstream topics`: creates or verifies every topic of the catalog and registers the value schemas.
+import { type Config, loadConfig } from '../../../runtime/config.js';
+import {
+  brokerCount,
+  defaultReplicationFactor,
+  describeTopics,
+  withAdmin,
+} from '../../../runtime/kafka/admin.js';
+import { createKafka } from '../../../runtime/kafka/client.js';
+import {
+  type EnsureTopicsResult,
+  ensureTopics,
+  TopicConflictError,
+} from '../../../runtime/kafka/ensure-topics.js';
+import { createLogger, type Logger } from '../../../runtime/log.js';
+import { CompatibilityLevelError, createSerde, type RegisteredSubject } from '../../../schemas/serde.js';
+import { DurabilityError, rawDurabilityCheck } from '../../../schemas/topic-checks.js';
+import { DEFAULT_PARTITIONS, topicCatalog, topicNames } from '../../../schemas/topics.js';
+import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+
+const HELP = `usage: hookstream topics [options]
+
+Creates the topics hookstream uses, or verifies that existing ones have their expected configuration,
+and registers the value schemas (BACKWARD_TRANSITIVE). Existing topics are never changed: a conflict
+stops the run with the topic, the setting, the found and the expected value. Running it again changes
+nothing.
+
+options:
+  --partitions <n>          partition count of new topics (default: TOPIC_PARTITIONS, else the
+                            existing ${topicNames().raw}'s, else ${DEFAULT_PARTITIONS}); never changed once set
+  --replication-factor <n>  replication factor of new topics (default: 3, or the broker count if smaller)
+  --local                   a local stack: warn about a raw topic that is not durable enough instead of
+                            refusing it (also HOOKSTREAM_LOCAL_STACK=true)
+  --dry-run                 compare and report; create and register nothing
+  -h, --help                this text
+
+environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, TOPIC_PARTITIONS, INGEST_BODY_LIMIT,
+DEDUPE_WINDOW, HOOKSTREAM_LOCAL_STACK, LOG_LEVEL`;
+
+/** The registry could not be reached or refused a schema (an incompatible change, say). */
+export class SchemaRegistrationError extends Error {
+  override name = 'SchemaRegistrationError';
+}
+
+export interface SetUpTopicsOptions {
+  config: Config;
+  logger: Logger;
+  /** Warn instead of refusing a raw topic that is not durable enough for production. */
+  local: boolean;
+  partitions?: number;
+  replicationFactor?: number;
+  dryRun?: boolean;
+  /** Where durability warnings go (a local stack). */
+  warn: (message: string) => void;
+}
+
+export interface SetUpTopicsResult extends EnsureTopicsResult {
+  partitions: number;
+  replicationFactor: number;
+  /** Empty on a dry run. */
+  schemas: RegisteredSubject[];
+}
+
+/**
+ * Creates or verifies every catalog topic, then registers the value schemas. Throws TopicConflictError,
+ * DurabilityError, CompatibilityLevelError or SchemaRegistrationError for what a person must resolve.
+ */
+export async function setUpTopics({
+  config,
+  logger,
+  local,
+  partitions,
+  replicationFactor,
+  dryRun = false,
+  warn,
+}: SetUpTopicsOptions): Promise<SetUpTopicsResult> {
+  const names = topicNames(config.TOPIC_PREFIX);
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookstream-topics', logger });
+  const ensured = await withAdmin(kafka, async (admin) => {
+    const rf = replicationFactor ?? defaultReplicationFactor(await brokerCount(admin));
+    const count =
+      partitions ??
+      config.TOPIC_PARTITIONS ??
+      (await describeTopics(admin, [names.raw])).get(names.raw)?.partitions ??
+      DEFAULT_PARTITIONS;
+    const specs = topicCatalog({
+      prefix: config.TOPIC_PREFIX,
+      bodyLimit: config.INGEST_BODY_LIMIT,
+      dedupeWindowMs: config.DEDUPE_WINDOW,
+      partitions: count,
+      replicationFactor: rf,
+    });
+    const result = await ensureTopics(admin, specs, {
+      dryRun,
+      logger,
+      check: rawDurabilityCheck({ rawTopic: names.raw, local, warn }),
+    });
+    return { ...result, partitions: count, replicationFactor: rf };
+  });
+  const registryUrl = config.SCHEMA_REGISTRY_URL;
+  const schemas = dryRun
+    ? []
+    : await createSerde({ registryUrl })
+        .registerAll(config.TOPIC_PREFIX)
+        .catch((error: unknown) => {
+          if (error instanceof CompatibilityLevelError) throw error;
+          throw new SchemaRegistrationError(
+            `schema registry at ${registryUrl}: ${(error as Error).message}`,
+            {
+              cause: error,
+            },
+          );
+        });
+  return { ...ensured, schemas };
+}
+
+function positiveInteger(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1)
+    throw new UsageError(`${flag}: expected a positive integer, got "${text}"`);
+  return value;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+export const command: Command = {
+  help: HELP,
+  async run(args) {
+    const { values } = parseOptions(args, {
+      partitions: { type: 'string' },
+      'replication-factor': { type: 'string' },
+      local: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+    });
+    const partitions = positiveInteger('--partitions', values.partitions);
+    const replicationFactor = positiveInteger('--replication-factor', values['replication-factor']);
+    const config = loadConfig();
+    // The outcome is printed as one line; client logs only when debugging.
+    const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
+    const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'topics' });
+    const dryRun = values['dry-run'] ?? false;
+
+    let result: SetUpTopicsResult;
+    try {
+      result = await setUpTopics({
+        config,
+        logger,
+        local: (values.local ?? false) || config.HOOKSTREAM_LOCAL_STACK,
+        partitions,
+        replicationFactor,
+        dryRun,
+        warn: (message) => console.error(`warning: ${message}`),
+      });
+    } catch (error) {
+      if (
+        error instanceof TopicConflictError ||
+        error instanceof DurabilityError ||
+        error instanceof CompatibilityLevelError ||
+        error instanceof SchemaRegistrationError
+      ) {
+        throw new CommandFailed(error.message);
+      }
+      const { name, message } = error as Error;
+      if (name.startsWith('KafkaJS'))
+        throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${message}`);
+      throw error;
+    }
+
+    console.log(
+      table([
+        ['topic', 'partitions', 'replication', 'action'],
+        ...result.topics.map((t) => [t.name, String(t.partitions), String(t.replicationFactor), t.action]),
+      ]),
+    );
+    if (result.schemas.length > 0) {
+      console.log('');
+      console.log(
+        table([
+          ['subject', 'schema', 'id'],
+          ...result.schemas.map((s) => [s.subject, `${s.schema}.avsc`, String(s.id)]),
+        ]),
+      );
+    }
+    const created = result.topics.filter((t) => t.action !== 'verified').length;
+    console.log('');
+    if (dryRun)
+      console.log(`dry run: ${created} topic(s) would be created; nothing was changed or registered`);
+    else if (!result.changed) console.log('nothing changed: every topic already existed as expected');
+    else console.log(`created ${created} topic(s); verified ${result.topics.length - created}`);
+    return 0;
+  },
+};
