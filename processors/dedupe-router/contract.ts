@@ -1,0 +1,112 @@
+// The platform's webhook contract (seeds/platform-webhooks.md §2) as zod schemas over the
+// lossless parse: numbers arrive as LosslessNumber. Unknown fields are kept (loose objects),
+// because an entity event's `data` must carry whatever the configured query selected.
+import { z } from 'zod';
+import { parseInstant } from './instant.js';
+import { isLosslessNumber, type JsonValue, type LosslessNumber } from './parse-body.js';
+
+const INTEGER_TEXT = /^-?\d+$/;
+
+/** Any parsed JSON value; the shape is checked elsewhere. */
+export const jsonValue = z.custom<JsonValue>(() => true);
+
+/** A JSON number, kept as its exact text. */
+export const jsonNumber = z.custom<LosslessNumber>((v) => isLosslessNumber(v), {
+  message: 'expected a number',
+});
+
+/** A JSON integer that fits an Avro long without loss (2^53 − 1 either way). */
+export const jsonInteger = jsonNumber.refine(
+  (n) => INTEGER_TEXT.test(n.value) && Number.isSafeInteger(Number(n.value)),
+  { message: 'expected an integer' },
+);
+
+/** An ISO 8601 date-time with a zone (see instant.ts). */
+export const dateTime = z
+  .string()
+  .refine((s) => parseInstant(s) !== undefined, { message: 'expected an ISO 8601 date-time with a zone' });
+
+/** body.webhook (§2.1). */
+export const webhookMetaSchema = z.looseObject({
+  id: z.string().min(1),
+  trigger: z.string().min(1),
+  date: dateTime,
+});
+
+/** body.query (§2.1). Every part optional: only `variables` is used, and only as an id fallback. */
+export const querySchema = z.looseObject({
+  api: z.string().optional(),
+  query: z.string().optional(),
+  variables: z.record(z.string(), jsonValue).nullish(),
+});
+
+/** The whole body (§2.1): `webhook`, `query`, `data` and, on GraphQL errors, `errors`. */
+export const webhookBodySchema = z.looseObject({
+  webhook: webhookMetaSchema,
+  query: querySchema.optional(),
+  data: z.record(z.string(), jsonValue).nullable(),
+  errors: z.array(jsonValue).nullish(),
+});
+
+// GraphQL lets any nullable field answer null, and the contract does not say which are
+// non-null, so every field is nullish; a value of the wrong type is still a contract violation.
+const money = z.looseObject({
+  currency: z.string().nullish(),
+  amount: jsonNumber.nullish(),
+});
+
+/** The commission object of an EnergySwitch (§2.2). */
+export const commissionSchema = z.looseObject({
+  fuelsWaitingForUpdate: jsonInteger.nullish(),
+  fuelsWithSwitchTerminated: jsonInteger.nullish(),
+  fuelsWithCommissionExpected: jsonInteger.nullish(),
+  fuelsWithCommissionReceived: jsonInteger.nullish(),
+  statusDate: dateTime.nullish(),
+  status: z.string().nullish(),
+});
+
+/**
+ * The EnergySwitch record (§2.2). Every field is optional: the Full, Minimal and Latest-commission
+ * queries (§4.3) select different sets. `statusDate` must parse: the commission fields of the table
+ * are ordered by it.
+ */
+export const energySwitchSchema = z.looseObject({
+  __typename: z.literal('EnergySwitch'),
+  id: z.string().nullish(),
+  date: z.string().nullish(),
+  user: z.looseObject({ id: z.string().nullish(), tenantId: z.string().nullish() }).nullish(),
+  userSwitchReferenceId: z.string().nullish(),
+  postcode: z.string().nullish(),
+  provider: z.looseObject({ code: z.string().nullish(), name: z.string().nullish() }).nullish(),
+  tariffName: z.string().nullish(),
+  projectedSpend: money.nullish(),
+  savings: money.nullish(),
+  fuelType: z.string().nullish(),
+  fuelsSwitched: jsonInteger.nullish(),
+  commission: commissionSchema.nullish(),
+});
+
+/** The failure result (§2.3), which stands in `data` in place of the record. */
+export const operationFailureSchema = z.looseObject({
+  __typename: z.literal('OperationFailure'),
+  description: z.string().nullish(),
+});
+
+/** Any other record: the contract does not show the fields of User, Account, Document or ToDo. */
+export const recordSchema = z.looseObject({
+  __typename: z.string().min(1),
+  id: z.union([z.string(), jsonNumber]).nullish(),
+});
+
+export type WebhookMeta = z.infer<typeof webhookMetaSchema>;
+export type WebhookBody = z.infer<typeof webhookBodySchema>;
+export type EnergySwitchRecord = z.infer<typeof energySwitchSchema>;
+export type CommissionRecord = z.infer<typeof commissionSchema>;
+export type OperationFailureRecord = z.infer<typeof operationFailureSchema>;
+
+/** One line naming each issue and where it is, for DLQ messages. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
+}

@@ -1,0 +1,87 @@
+// The reasons a delivery is dead-lettered, and the value of `webhooks.dlq`: the envelope as it
+// was stored (so `redrive` can append it to `webhooks.raw` again), the reason and the stage.
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+
+/** Every reason the router dead-letters a delivery for, in the order the checks run. */
+export const DLQ_REASONS = [
+  /** Not UTF-8 JSON, or a key given twice with different values. */
+  'body-not-json',
+  /** JSON, but not an object. */
+  'body-not-object',
+  /** No `webhook.id` (ingest keyed the record `sha1:<digest>`), or not a non-empty string. */
+  'webhook-id-missing',
+  /** `webhook.id` differs from the raw record's id: the key the dedupe used is not the body's. */
+  'webhook-id-mismatch',
+  'trigger-missing',
+  /** A trigger that does not split into entity and action (`Ping`, `user_added`). */
+  'trigger-unrecognized',
+  'webhook-date-missing',
+  /** Not an ISO 8601 date-time with a zone. */
+  'webhook-date-invalid',
+  /** `query` present but not the contract's shape (e.g. `variables` not an object). */
+  'query-invalid',
+  /** A non-empty GraphQL `errors` array, whatever `data` holds. */
+  'graphql-errors',
+  /** `data` missing or null. */
+  'data-missing',
+  'data-not-object',
+  /** `data` has no root field. */
+  'root-field-missing',
+  /** `data` has more than one root field: which one is the record would be a guess. */
+  'root-field-ambiguous',
+  /** The root field is null (GraphQL's "not found" without an OperationFailure), not a deletion. */
+  'root-field-null',
+  'root-field-not-object',
+  /** The root field has no `__typename`: record and OperationFailure cannot be told apart. */
+  'typename-missing',
+  /** The record or OperationFailure violates the contract (e.g. `fuelsSwitched` not an integer). */
+  'record-invalid',
+  /** Neither the record nor `query.variables` gives an id to key the event by. */
+  'entity-id-missing',
+] as const;
+
+export type DlqReason = (typeof DLQ_REASONS)[number];
+
+/** Where in the pipeline the delivery was given up: parsing the bytes, or reading the contract. */
+export type DlqStage = 'dedupe-router.parse' | 'dedupe-router.route';
+
+export interface DeadLetter {
+  reason: DlqReason;
+  /** For people: what was wrong, naming the field. */
+  message: string;
+  stage: DlqStage;
+  // The raw envelope's fields, unchanged.
+  webhookId: string;
+  source: string;
+  trigger: string | null;
+  webhookDate: string | null;
+  receivedAt: number;
+  body: Buffer;
+  headers: Record<string, string>;
+  query: string | null;
+  verifiedKeyId: string | null;
+  ingestId: string;
+}
+
+export function buildDeadLetter(
+  envelope: RawEnvelope,
+  reason: DlqReason,
+  message: string,
+  stage: DlqStage,
+): DeadLetter {
+  return {
+    reason,
+    message,
+    stage,
+    webhookId: envelope.webhookId,
+    source: envelope.source,
+    trigger: envelope.trigger,
+    webhookDate: envelope.webhookDate,
+    receivedAt: envelope.receivedAt,
+    body: envelope.body,
+    headers: { ...envelope.headers },
+    query: envelope.query,
+    verifiedKeyId: envelope.verifiedKeyId,
+    ingestId: envelope.ingestId,
+  };
+}

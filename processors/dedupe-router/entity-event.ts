@@ -1,0 +1,223 @@
+// Builds the values of the entity streams (DESIGN "Entity events"): the generic entity event, the
+// EnergySwitch event with the contract's typed fields, and the commission event.
+
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import type { CommissionRecord, EnergySwitchRecord } from './contract.js';
+import { fieldPaths } from './field-paths.js';
+import { parseInstant } from './instant.js';
+import {
+  isLosslessNumber,
+  type JsonObject,
+  type JsonValue,
+  type LosslessNumber,
+  toJsonText,
+} from './parse-body.js';
+import type { Trigger } from './trigger.js';
+
+/** What the router knows about a delivery once its body passed the envelope checks. */
+export interface Delivery {
+  readonly envelope: RawEnvelope;
+  readonly trigger: Trigger;
+  /** webhook.date, parsed. */
+  readonly occurredAt: number;
+  /** query.variables, when the body has them. */
+  readonly variables: JsonObject | null;
+}
+
+/** The value of `entity.user`, `entity.account`, `entity.document`, `entity.todo`, `entity.other`. */
+export interface EntityEvent {
+  webhookId: string;
+  source: string;
+  ingestId: string;
+  trigger: string;
+  /** `User`, `EnergySwitch`, `Payment`, …: `entity.other` mixes entities. */
+  entity: string;
+  action: string;
+  /** A `*Deleted` trigger: the entity is gone (tables write a tombstone). */
+  deleted: boolean;
+  /** webhook.date, epoch ms. */
+  occurredAt: number;
+  receivedAt: number;
+  entityId: string;
+  /** query.variables as JSON text (numbers as sent), null when the body has none. */
+  queryVariables: string | null;
+  /** Dotted paths of the leaves the delivery carried (`commission.status`); never `__typename`. */
+  fields: string[];
+  /** The root field's value (record, or OperationFailure for a deletion) as JSON text, losslessly. */
+  data: string;
+}
+
+export interface Money {
+  currency: string | null;
+  /** The exact decimal text as sent: `210.10`, never 210.1. */
+  amount: string | null;
+}
+
+export interface Commission {
+  fuelsWaitingForUpdate: number | null;
+  fuelsWithSwitchTerminated: number | null;
+  fuelsWithCommissionExpected: number | null;
+  fuelsWithCommissionReceived: number | null;
+  statusDate: string | null;
+  status: string | null;
+}
+
+/** The value of `entity.energy-switch`: the generic event plus the typed fields of contract §2.2. */
+export interface EnergySwitchEvent extends EntityEvent {
+  date: string | null;
+  user: { id: string | null; tenantId: string | null } | null;
+  userSwitchReferenceId: string | null;
+  postcode: string | null;
+  provider: { code: string | null; name: string | null } | null;
+  tariffName: string | null;
+  projectedSpend: Money | null;
+  savings: Money | null;
+  fuelType: string | null;
+  fuelsSwitched: number | null;
+  commission: Commission | null;
+}
+
+/** The value of `entity.energy-switch-commission`: one per delivery that carries `commission`. */
+export interface EnergySwitchCommissionEvent extends Commission {
+  webhookId: string;
+  source: string;
+  ingestId: string;
+  trigger: string;
+  action: string;
+  occurredAt: number;
+  receivedAt: number;
+  /** The EnergySwitch's id (the key's entity id). */
+  energySwitchId: string;
+  /** user.id of the switch, when the delivery carried it. */
+  userId: string | null;
+  /** statusDate, parsed. */
+  statusAt: number | null;
+  /** The commission leaves carried, as in the entity event (`commission.status`, …). */
+  fields: string[];
+  /** The commission object as JSON text. */
+  data: string;
+}
+
+/**
+ * The entity id (DESIGN): the record's `id`, else `query.variables.id`, else the variables' single
+ * value. Numbers count, as their text; undefined when none of these gives one.
+ */
+export function resolveEntityId(record: JsonObject | null, variables: JsonObject | null): string | undefined {
+  return idText(record?.id) ?? variablesId(variables);
+}
+
+/** `query.variables.id`, else the variables' single value (the key of failures and deletions). */
+export function variablesId(variables: JsonObject | null): string | undefined {
+  if (variables === null) return undefined;
+  const byName = idText(variables.id);
+  if (byName !== undefined) return byName;
+  const values = Object.values(variables);
+  return values.length === 1 ? idText(values[0]) : undefined;
+}
+
+function idText(value: JsonValue | undefined): string | undefined {
+  if (typeof value === 'string' && value !== '') return value;
+  if (isLosslessNumber(value)) return value.value;
+  return undefined;
+}
+
+/**
+ * The entity event of a delivery. `root` is the root field's value: the record, or for a deletion
+ * the OperationFailure (or null) that answered; only a record's leaves count as carried fields.
+ */
+export function buildEntityEvent(
+  delivery: Delivery,
+  entityId: string,
+  root: JsonObject | null,
+  isRecord: boolean,
+): EntityEvent {
+  const { envelope, trigger } = delivery;
+  return {
+    webhookId: envelope.webhookId,
+    source: envelope.source,
+    ingestId: envelope.ingestId,
+    trigger: trigger.trigger,
+    entity: trigger.entity,
+    action: trigger.action,
+    deleted: trigger.deletes,
+    occurredAt: delivery.occurredAt,
+    receivedAt: envelope.receivedAt,
+    entityId,
+    queryVariables: delivery.variables === null ? null : toJsonText(delivery.variables),
+    fields: isRecord && root !== null ? fieldPaths(root) : [],
+    data: toJsonText(root),
+  };
+}
+
+/** The EnergySwitch event: `record` is the validated record, or null for a deletion. */
+export function buildEnergySwitchEvent(
+  event: EntityEvent,
+  record: EnergySwitchRecord | null,
+): EnergySwitchEvent {
+  const r = record ?? ({} as Partial<EnergySwitchRecord>);
+  return {
+    ...event,
+    date: r.date ?? null,
+    user: r.user ? { id: r.user.id ?? null, tenantId: r.user.tenantId ?? null } : null,
+    userSwitchReferenceId: r.userSwitchReferenceId ?? null,
+    postcode: r.postcode ?? null,
+    provider: r.provider ? { code: r.provider.code ?? null, name: r.provider.name ?? null } : null,
+    tariffName: r.tariffName ?? null,
+    projectedSpend: money(r.projectedSpend),
+    savings: money(r.savings),
+    fuelType: r.fuelType ?? null,
+    fuelsSwitched: integer(r.fuelsSwitched),
+    commission: r.commission ? commission(r.commission) : null,
+  };
+}
+
+/**
+ * The commission event, when the record carries a `commission` object. A `commission: null`
+ * answer carries no commission facts, so it gives no commission event (the entity event has it).
+ */
+export function buildCommissionEvent(
+  event: EntityEvent,
+  record: EnergySwitchRecord,
+  raw: JsonObject,
+): EnergySwitchCommissionEvent | undefined {
+  const rawCommission = raw.commission;
+  if (!record.commission || rawCommission === undefined || rawCommission === null) return undefined;
+  const typed = commission(record.commission);
+  return {
+    webhookId: event.webhookId,
+    source: event.source,
+    ingestId: event.ingestId,
+    trigger: event.trigger,
+    action: event.action,
+    occurredAt: event.occurredAt,
+    receivedAt: event.receivedAt,
+    energySwitchId: event.entityId,
+    userId: record.user?.id ?? null,
+    ...typed,
+    statusAt: typed.statusDate === null ? null : (parseInstant(typed.statusDate) ?? null),
+    fields: event.fields.filter((path) => path === 'commission' || path.startsWith('commission.')),
+    data: toJsonText(rawCommission),
+  };
+}
+
+function commission(c: CommissionRecord): Commission {
+  return {
+    fuelsWaitingForUpdate: integer(c.fuelsWaitingForUpdate),
+    fuelsWithSwitchTerminated: integer(c.fuelsWithSwitchTerminated),
+    fuelsWithCommissionExpected: integer(c.fuelsWithCommissionExpected),
+    fuelsWithCommissionReceived: integer(c.fuelsWithCommissionReceived),
+    statusDate: c.statusDate ?? null,
+    status: c.status ?? null,
+  };
+}
+
+function money(
+  m: { currency?: string | null; amount?: LosslessNumber | null } | null | undefined,
+): Money | null {
+  return m ? { currency: m.currency ?? null, amount: m.amount?.value ?? null } : null;
+}
+
+// The contract schema already checked that the integer is exact in a double.
+function integer(n: LosslessNumber | null | undefined): number | null {
+  return n ? Number(n.value) : null;
+}

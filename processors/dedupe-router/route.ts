@@ -1,0 +1,278 @@
+// Routes one first delivery (DESIGN "Routing"): pure, so the same code decides live, in replay and
+// in tests. The dedupe happens before; the caller writes the outputs, the changelog record (kind)
+// and the input offset in one transaction.
+import type { ZodError } from 'zod';
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import {
+  describeIssues,
+  type EnergySwitchRecord,
+  energySwitchSchema,
+  operationFailureSchema,
+  querySchema,
+  recordSchema,
+} from './contract.js';
+import { buildDeadLetter, type DeadLetter, type DlqReason, type DlqStage } from './dead-letter.js';
+import {
+  buildCommissionEvent,
+  buildEnergySwitchEvent,
+  buildEntityEvent,
+  type Delivery,
+  type EnergySwitchCommissionEvent,
+  type EnergySwitchEvent,
+  type EntityEvent,
+  resolveEntityId,
+  variablesId,
+} from './entity-event.js';
+import { buildFailure, type WebhookFailure } from './failure.js';
+import { parseInstant } from './instant.js';
+import { describeJson, isJsonObject, type JsonObject, type JsonValue, parseBody } from './parse-body.js';
+import { type EntityTopic, parseTrigger, type Trigger } from './trigger.js';
+
+/** Logical topic names (without TOPIC_PREFIX). */
+export type RouteTopic =
+  | EntityTopic
+  | 'entity.energy-switch-commission'
+  | 'webhooks.failures'
+  | 'webhooks.dlq'
+  | 'webhooks.unique';
+
+export type RouteOutput =
+  | { readonly topic: 'webhooks.unique'; readonly key: string; readonly value: RawEnvelope }
+  | {
+      readonly topic: Exclude<EntityTopic, 'entity.energy-switch'>;
+      readonly key: string;
+      readonly value: EntityEvent;
+    }
+  | { readonly topic: 'entity.energy-switch'; readonly key: string; readonly value: EnergySwitchEvent }
+  | {
+      readonly topic: 'entity.energy-switch-commission';
+      readonly key: string;
+      readonly value: EnergySwitchCommissionEvent;
+    }
+  | { readonly topic: 'webhooks.failures'; readonly key: string; readonly value: WebhookFailure }
+  | { readonly topic: 'webhooks.dlq'; readonly key: string; readonly value: DeadLetter };
+
+/** What the changelog records for the id, so a reprocessed or redriven record is recognised. */
+export type DecisionKind = 'routed' | 'failure' | 'dead-lettered';
+
+export interface RouteDecision {
+  readonly kind: DecisionKind;
+  /** `webhooks.unique` first, then the routed outputs. */
+  readonly outputs: readonly RouteOutput[];
+  /** Set when kind is `dead-lettered`. */
+  readonly reason: DlqReason | null;
+}
+
+/** The key of an entity stream record: `<source>/<id>`, and `<source>/<Entity>/<id>` in entity.other. */
+export function entityKey(source: string, trigger: Trigger, entityId: string): string {
+  return trigger.topic === 'entity.other'
+    ? `${source}/${trigger.entity}/${entityId}`
+    : `${source}/${entityId}`;
+}
+
+class Reject {
+  constructor(
+    readonly reason: DlqReason,
+    readonly message: string,
+    readonly stage: DlqStage = 'dedupe-router.route',
+  ) {}
+}
+
+/** Decides where a first delivery goes. Never throws for any envelope content. */
+export function route(envelope: RawEnvelope): RouteDecision {
+  const unique: RouteOutput = { topic: 'webhooks.unique', key: envelope.webhookId, value: envelope };
+  const result = decide(envelope);
+  if (result instanceof Reject) {
+    const value = buildDeadLetter(envelope, result.reason, result.message, result.stage);
+    return {
+      kind: 'dead-lettered',
+      outputs: [unique, { topic: 'webhooks.dlq', key: envelope.webhookId, value }],
+      reason: result.reason,
+    };
+  }
+  return { kind: result.kind, outputs: [unique, ...result.outputs], reason: null };
+}
+
+function decide(envelope: RawEnvelope): Reject | { kind: DecisionKind; outputs: RouteOutput[] } {
+  const parsed = parseBody(envelope.body);
+  if (!parsed.ok) return new Reject(parsed.reason, parsed.message, 'dedupe-router.parse');
+  const body = parsed.value;
+
+  const delivery = readDelivery(envelope, body);
+  if (delivery instanceof Reject) return delivery;
+  const { trigger, variables } = delivery;
+
+  const errors = body.errors;
+  if (errors !== undefined && errors !== null && !(Array.isArray(errors) && errors.length === 0)) {
+    return new Reject('graphql-errors', `the body has GraphQL errors: ${graphqlMessages(errors)}`);
+  }
+
+  const data = body.data;
+  if (data === undefined || data === null) return new Reject('data-missing', `data is ${describeJson(data)}`);
+  if (!isJsonObject(data)) return new Reject('data-not-object', `data is ${describeJson(data)}`);
+  // `__typename` and other introspection fields at the top are not the configured query's answer.
+  const rootFields = Object.keys(data).filter((name) => !name.startsWith('__'));
+  if (rootFields.length === 0) return new Reject('root-field-missing', 'data has no root field');
+  if (rootFields.length > 1) {
+    return new Reject(
+      'root-field-ambiguous',
+      `data has ${rootFields.length} root fields: ${rootFields.join(', ')}`,
+    );
+  }
+  const rootField = rootFields[0]!;
+  const root = data[rootField];
+
+  if (root === null) {
+    // For a deletion, "no such entity" is the expected answer, whichever form it takes.
+    if (trigger.deletes) return deletion(delivery, null);
+    return new Reject('root-field-null', `data.${rootField} is null`);
+  }
+  if (!isJsonObject(root)) {
+    return new Reject('root-field-not-object', `data.${rootField} is ${describeJson(root)}`);
+  }
+  const typename = root.__typename;
+  if (typeof typename !== 'string' || typename === '') {
+    return new Reject('typename-missing', `data.${rootField}.__typename is ${describeJson(typename)}`);
+  }
+
+  if (typename === 'OperationFailure') {
+    const failure = operationFailureSchema.safeParse(root);
+    if (!failure.success) {
+      return new Reject('record-invalid', `data.${rootField}: ${describeIssues(failure.error)}`);
+    }
+    if (trigger.deletes) return deletion(delivery, root);
+    const id = variablesId(variables);
+    if (id === undefined) {
+      return new Reject('entity-id-missing', 'an OperationFailure without query.variables.id to key it by');
+    }
+    const value = buildFailure(delivery, id, rootField, failure.data, root);
+    return {
+      kind: 'failure',
+      outputs: [{ topic: 'webhooks.failures', key: `${envelope.source}/${id}`, value }],
+    };
+  }
+
+  return record(delivery, rootField, root);
+}
+
+/** The checks on `webhook` and `query` that every route needs. */
+function readDelivery(envelope: RawEnvelope, body: JsonObject): Reject | Delivery {
+  const webhook = body.webhook;
+  if (!isJsonObject(webhook)) return new Reject('webhook-id-missing', `webhook is ${describeJson(webhook)}`);
+
+  const id = webhook.id;
+  if (typeof id !== 'string' || id === '') {
+    return new Reject('webhook-id-missing', `webhook.id is ${describeJson(id)}`);
+  }
+  if (id !== envelope.webhookId) {
+    return new Reject(
+      'webhook-id-mismatch',
+      `webhook.id is ${id} but the raw record's id is ${envelope.webhookId}`,
+    );
+  }
+
+  const name = webhook.trigger;
+  if (name === undefined || name === null || name === '') {
+    return new Reject('trigger-missing', `webhook.trigger is ${describeJson(name)}`);
+  }
+  const trigger = typeof name === 'string' ? parseTrigger(name) : undefined;
+  if (trigger === undefined) {
+    return new Reject(
+      'trigger-unrecognized',
+      typeof name === 'string'
+        ? `webhook.trigger ${JSON.stringify(name)} does not name an entity and an action`
+        : `webhook.trigger is ${describeJson(name)}`,
+    );
+  }
+
+  const date = webhook.date;
+  if (date === undefined || date === null || date === '') {
+    return new Reject('webhook-date-missing', `webhook.date is ${describeJson(date)}`);
+  }
+  const occurredAt = typeof date === 'string' ? parseInstant(date) : undefined;
+  if (occurredAt === undefined) {
+    return new Reject(
+      'webhook-date-invalid',
+      `webhook.date ${typeof date === 'string' ? JSON.stringify(date) : `is ${describeJson(date)}`}: expected an ISO 8601 date-time with a zone`,
+    );
+  }
+
+  let variables: JsonObject | null = null;
+  if (body.query !== undefined && body.query !== null) {
+    const query = querySchema.safeParse(body.query);
+    if (!query.success) return new Reject('query-invalid', `query: ${describeIssues(query.error)}`);
+    const raw = (body.query as JsonObject).variables;
+    variables = isJsonObject(raw) ? raw : null;
+  }
+  return { envelope, trigger, occurredAt, variables };
+}
+
+function deletion(
+  delivery: Delivery,
+  root: JsonObject | null,
+): Reject | { kind: DecisionKind; outputs: RouteOutput[] } {
+  const id = variablesId(delivery.variables);
+  if (id === undefined) {
+    return new Reject('entity-id-missing', 'a deletion without query.variables.id to key it by');
+  }
+  return { kind: 'routed', outputs: entityOutputs(delivery, id, root, false, null) };
+}
+
+function record(
+  delivery: Delivery,
+  rootField: string,
+  root: JsonObject,
+): Reject | { kind: DecisionKind; outputs: RouteOutput[] } {
+  let energySwitch: EnergySwitchRecord | null = null;
+  if (delivery.trigger.topic === 'entity.energy-switch') {
+    const checked = energySwitchSchema.safeParse(root);
+    if (!checked.success) return invalidRecord(rootField, checked.error);
+    energySwitch = checked.data;
+  } else {
+    const checked = recordSchema.safeParse(root);
+    if (!checked.success) return invalidRecord(rootField, checked.error);
+  }
+  const id = resolveEntityId(root, delivery.variables);
+  if (id === undefined) {
+    return new Reject('entity-id-missing', `data.${rootField} has no id, nor has query.variables`);
+  }
+  return { kind: 'routed', outputs: entityOutputs(delivery, id, root, true, energySwitch) };
+}
+
+function invalidRecord(rootField: string, error: ZodError): Reject {
+  return new Reject('record-invalid', `data.${rootField}: ${describeIssues(error)}`);
+}
+
+/**
+ * The entity event and, for an EnergySwitch, its typed event and commission event. `isRecord`
+ * is false for a deletion answered by an OperationFailure (or null): that carries no entity fields.
+ */
+function entityOutputs(
+  delivery: Delivery,
+  entityId: string,
+  root: JsonObject | null,
+  isRecord: boolean,
+  energySwitch: EnergySwitchRecord | null,
+): RouteOutput[] {
+  const { envelope, trigger } = delivery;
+  const key = entityKey(envelope.source, trigger, entityId);
+  const event = buildEntityEvent(delivery, entityId, root, isRecord);
+  if (trigger.topic !== 'entity.energy-switch') return [{ topic: trigger.topic, key, value: event }];
+  const outputs: RouteOutput[] = [
+    { topic: 'entity.energy-switch', key, value: buildEnergySwitchEvent(event, energySwitch) },
+  ];
+  const commission = energySwitch && root ? buildCommissionEvent(event, energySwitch, root) : undefined;
+  if (commission) outputs.push({ topic: 'entity.energy-switch-commission', key, value: commission });
+  return outputs;
+}
+
+/** The first few error messages, each cut short: a DLQ message is for people, not a copy. */
+function graphqlMessages(errors: JsonValue): string {
+  if (!Array.isArray(errors)) return `errors is ${describeJson(errors)}`;
+  const messages = errors
+    .slice(0, 3)
+    .map((e) =>
+      isJsonObject(e) && typeof e.message === 'string' ? e.message.slice(0, 200) : describeJson(e),
+    );
+  return messages.join('; ') + (errors.length > 3 ? ` (and ${errors.length - 3} more)` : '');
+}

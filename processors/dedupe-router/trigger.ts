@@ -1,0 +1,57 @@
+// Splits a trigger name (`UserAdded`, `ToDoDone`, `PaymentAdded`) into entity and action, and
+// names the entity stream it goes to.
+
+/** The entities with a stream of their own, by name as it starts a trigger. */
+export const KNOWN_ENTITIES = {
+  User: 'entity.user',
+  Account: 'entity.account',
+  Document: 'entity.document',
+  ToDo: 'entity.todo',
+  EnergySwitch: 'entity.energy-switch',
+} as const;
+
+export type KnownEntity = keyof typeof KNOWN_ENTITIES;
+export type EntityTopic = (typeof KNOWN_ENTITIES)[KnownEntity] | 'entity.other';
+
+export interface Trigger {
+  /** As sent; authoritative (the seed lists `AccountAdded` under "Updated": it stays `Added`). */
+  readonly trigger: string;
+  readonly entity: string;
+  readonly action: string;
+  readonly topic: EntityTopic;
+  /** `*Deleted`: the entity is gone, and an OperationFailure is the expected answer. */
+  readonly deletes: boolean;
+}
+
+// Longest first, so a longer known name wins over a shorter one that prefixes it.
+const KNOWN_BY_LENGTH = (Object.keys(KNOWN_ENTITIES) as KnownEntity[]).sort((a, b) => b.length - a.length);
+
+// A GraphQL-style type name followed by at least one more CamelCase word.
+const TRIGGER_NAME = /^[A-Z][A-Za-z0-9]*$/;
+// The last CamelCase word: `Added` in `PaymentAdded`, `Sent` in `SMSSent`, `ADDED` in `PaymentADDED`.
+const LAST_WORD = /(?:[A-Z][a-z0-9]+|[A-Z]+)$/;
+
+/**
+ * Entity and action of a trigger: the longest known entity name it starts with (at a word
+ * boundary), else everything up to its last CamelCase word. Undefined when the name has no
+ * entity and action to split into (`Ping`, `userAdded`, `User-Added`).
+ */
+export function parseTrigger(trigger: string): Trigger | undefined {
+  if (!TRIGGER_NAME.test(trigger)) return undefined;
+  for (const entity of KNOWN_BY_LENGTH) {
+    // `ToDo` alone names an entity but no action (it is not To + Do).
+    if (trigger === entity) return undefined;
+    const action = trigger.slice(entity.length);
+    // `UsernameChanged` is not a User event: the action must start a new word.
+    if (trigger.startsWith(entity) && /^[A-Z]/.test(action)) {
+      return make(trigger, entity, action, KNOWN_ENTITIES[entity]);
+    }
+  }
+  const word = LAST_WORD.exec(trigger);
+  if (word === null || word.index === 0) return undefined;
+  return make(trigger, trigger.slice(0, word.index), word[0], 'entity.other');
+}
+
+function make(trigger: string, entity: string, action: string, topic: EntityTopic): Trigger {
+  return { trigger, entity, action, topic, deletes: action === 'Deleted' };
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import {
+  energySwitchSchema,
+  operationFailureSchema,
+  recordSchema,
+  webhookBodySchema,
+} from '../../../../processors/dedupe-router/contract.js';
+import { type JsonObject, parseBody } from '../../../../processors/dedupe-router/parse-body.js';
+import { storedDeliveries } from '../fixtures.js';
+
+function json(text: string): JsonObject {
+  const result = parseBody(Buffer.from(text));
+  if (!result.ok) throw new Error(result.message);
+  return result.value;
+}
+
+function root(body: JsonObject): JsonObject {
+  return Object.values(body.data as JsonObject)[0] as JsonObject;
+}
+
+describe('the contract schemas', () => {
+  const bodies = storedDeliveries()
+    .map(({ delivery, envelope }) => ({ name: delivery.name, parsed: parseBody(envelope.body) }))
+    .filter((b) => b.parsed.ok)
+    .map((b) => ({ name: b.name, body: (b.parsed as { value: JsonObject }).value }));
+
+  it('every fixture body with an id, a trigger and a date fits the body schema', () => {
+    const fits = bodies.filter((b) => webhookBodySchema.safeParse(b.body).success).map((b) => b.name);
+    expect(bodies.map((b) => b.name).filter((n) => !fits.includes(n))).toEqual(['signed-without-webhook-id']);
+  });
+
+  it('the Full, Minimal and Latest-commission EnergySwitch records all fit', () => {
+    const switches = bodies.filter((b) => b.body.data && root(b.body).__typename === 'EnergySwitch');
+    expect(switches.length).toBeGreaterThanOrEqual(4);
+    for (const { name, body } of switches) {
+      expect(energySwitchSchema.safeParse(root(body)).success, name).toBe(true);
+    }
+  });
+
+  it('keeps fields beyond the contract', () => {
+    const parsed = energySwitchSchema.parse(
+      json('{"__typename":"EnergySwitch","id":"e","newField":{"x":1}}'),
+    );
+    expect(parsed.newField).toBeDefined();
+  });
+
+  it('allows null for any field GraphQL may null', () => {
+    const r = json('{"__typename":"EnergySwitch","id":"e","savings":null,"user":{"id":"u","tenantId":null}}');
+    expect(energySwitchSchema.safeParse(r).success).toBe(true);
+  });
+
+  it.each([
+    ['fuelsSwitched as a decimal', '{"__typename":"EnergySwitch","fuelsSwitched":2.5}'],
+    ['fuelsSwitched as a string', '{"__typename":"EnergySwitch","fuelsSwitched":"2"}'],
+    ['fuelsSwitched beyond 2^53', '{"__typename":"EnergySwitch","fuelsSwitched":9007199254740993}'],
+    [
+      'a money amount as a string',
+      '{"__typename":"EnergySwitch","savings":{"currency":"GBP","amount":"1.00"}}',
+    ],
+    [
+      'a commission counter as a decimal',
+      '{"__typename":"EnergySwitch","commission":{"fuelsWaitingForUpdate":1.5}}',
+    ],
+    [
+      'a statusDate that is not a date-time',
+      '{"__typename":"EnergySwitch","commission":{"statusDate":"2026-11-21"}}',
+    ],
+    ['another __typename', '{"__typename":"User"}'],
+    ['a postcode as a number', '{"__typename":"EnergySwitch","postcode":12345}'],
+  ])('an EnergySwitch with %s violates the contract', (_, text) => {
+    expect(energySwitchSchema.safeParse(json(text)).success).toBe(false);
+  });
+
+  it('an OperationFailure has a string description, when selected', () => {
+    expect(
+      operationFailureSchema.safeParse(json('{"__typename":"OperationFailure","description":"x"}')).success,
+    ).toBe(true);
+    expect(operationFailureSchema.safeParse(json('{"__typename":"OperationFailure"}')).success).toBe(true);
+    expect(
+      operationFailureSchema.safeParse(json('{"__typename":"OperationFailure","description":1}')).success,
+    ).toBe(false);
+  });
+
+  it('any other record needs only its __typename', () => {
+    expect(recordSchema.safeParse(json('{"__typename":"Payment","id":"p","amount":1.5}')).success).toBe(true);
+    expect(recordSchema.safeParse(json('{"id":"p"}')).success).toBe(false);
+    expect(recordSchema.safeParse(json('{"__typename":"Payment","id":{"nested":true}}')).success).toBe(false);
+  });
+});
