@@ -4,6 +4,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export interface Command {
   /** Shown for `hookstream <command> --help`: usage line, then one line per option. */
   help: string;
+  /** The command answers `--help` itself (it has subcommands, or passes arguments on to another program). */
+  ownHelp?: boolean;
   /** Runs the command; resolves to the process exit code. */
   run(args: string[]): Promise<number>;
 }

@@ -1,0 +1,52 @@
+// What integration tests know about the shared stack, and dedicated brokers for tests that break one.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import { type DedicatedKafka, type StackKind, startDedicatedKafka } from '../../tools/stack/index.js';
+
+/** The shared stack the global setup started (or found through KAFKA_BROKERS / SCHEMA_REGISTRY_URL). */
+export interface TestStack {
+  kind: StackKind;
+  brokers: string[];
+  registryUrl: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    hookstreamStack: TestStack;
+  }
+}
+
+/**
+ * The shared broker and registry. Every test file uses them at once: use random topic and group names,
+ * and never stop or restart this broker (take a dedicated one for that).
+ */
+export function testStack(): TestStack {
+  return inject('hookstreamStack');
+}
+
+export interface DedicatedBroker extends DedicatedKafka {
+  /** Stops the broker and deletes its state: call it in `afterAll`/`finally`. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * A broker of its own (Kafka only, own ports and data) for fault tests: stop, start and restart it freely.
+ * Local JVM or container, whichever the machine offers (a configured stack cannot provide one).
+ */
+export async function startDedicatedBroker(): Promise<DedicatedBroker> {
+  const stateDir = await mkdtemp(join(tmpdir(), 'hookstream-broker-'));
+  try {
+    const kafka = await startDedicatedKafka({ stateDir });
+    return Object.assign(kafka, {
+      async dispose() {
+        await kafka.stop();
+        await rm(stateDir, { recursive: true, force: true });
+      },
+    });
+  } catch (error) {
+    await rm(stateDir, { recursive: true, force: true });
+    throw error;
+  }
+}

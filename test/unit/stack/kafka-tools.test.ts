@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { KAFKA_TOOLS, kafkaToolArgs } from '../../../tools/stack/kafka-tools.js';
+
+describe("Kafka's CLI tools", () => {
+  it('include the ones the brief and the docs rely on', () => {
+    expect(Object.keys(KAFKA_TOOLS)).toEqual(
+      expect.arrayContaining([
+        'topics',
+        'console-consumer',
+        'consumer-groups',
+        'producer-perf-test',
+        'consumer-perf-test',
+      ]),
+    );
+  });
+
+  it("get the stack's brokers when no --bootstrap-server was given", () => {
+    expect(kafkaToolArgs('topics', ['--list'], ['127.0.0.1:9092'])).toEqual([
+      '--bootstrap-server',
+      '127.0.0.1:9092',
+      '--list',
+    ]);
+  });
+
+  it('keep an explicit --bootstrap-server, a --help, and tools that take no such flag as they are', () => {
+    const brokers = ['127.0.0.1:9092'];
+    expect(kafkaToolArgs('topics', ['--bootstrap-server', 'x:1', '--list'], brokers)).toEqual([
+      '--bootstrap-server',
+      'x:1',
+      '--list',
+    ]);
+    expect(kafkaToolArgs('topics', ['--help'], brokers)).toEqual(['--help']);
+    expect(kafkaToolArgs('producer-perf-test', ['--topic', 't'], brokers)).toEqual(['--topic', 't']);
+    expect(kafkaToolArgs('topics', ['--list'], undefined)).toEqual(['--list']);
+  });
+});

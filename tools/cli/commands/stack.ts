@@ -1,0 +1,269 @@
+// `hookstream stack`: a local Kafka broker and schema registry for development, tests and CI.
+import { type Logger, pino } from 'pino';
+import {
+  defaultStateDir,
+  ensureArtifacts,
+  KAFKA_TOOLS,
+  readStackRecord,
+  renderStackEnv,
+  requireJava,
+  restartKafkaIn,
+  runKafkaTool,
+  StackError,
+  stackFiles,
+  stackStatus,
+  startStack,
+  stopStackIn,
+} from '../../stack/index.js';
+import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+
+const STATE_DIR_HELP =
+  '  --state-dir <dir>   where config, data, pids and logs live (default: $HOOKSTREAM_STATE_DIR or ./.hookstream/stack)';
+
+const HELP: Record<string, string> = {
+  up: [
+    'usage: hookstream stack up [--state-dir <dir>]',
+    '',
+    'Starts Kafka and the schema registry in the background and prints the variables that point at them',
+    '(also written to <state-dir>/stack.env). Data is kept between `up`s. Where they come from, in order:',
+    'KAFKA_BROKERS + SCHEMA_REGISTRY_URL if set (nothing to start); Docker if an engine answers and',
+    'HOOKSTREAM_STACK is not `local`; else local JVMs (Java 17+, artifacts from Maven Central, cached in',
+    '$HOOKSTREAM_CACHE_DIR or ~/.cache/hookstream).',
+    '',
+    STATE_DIR_HELP,
+  ].join('\n'),
+  down: [
+    'usage: hookstream stack down [--state-dir <dir>] [--purge]',
+    '',
+    'Stops the stack `up` started: the registry, then Kafka (SIGTERM, then SIGKILL after 15 s).',
+    '',
+    STATE_DIR_HELP,
+    '  --purge             also delete the state directory (topics, schemas, logs)',
+  ].join('\n'),
+  status: [
+    'usage: hookstream stack status [--state-dir <dir>]',
+    '',
+    'Says what runs where: pids alive, ports answering, log files. Exit status 0 only if all answer.',
+    '',
+    STATE_DIR_HELP,
+  ].join('\n'),
+  restart: [
+    'usage: hookstream stack restart kafka [--state-dir <dir>]',
+    '',
+    'Stops the broker and starts it again on the same port with the same data (the registry stays up).',
+    '',
+    STATE_DIR_HELP,
+  ].join('\n'),
+  fetch: [
+    'usage: hookstream stack fetch',
+    '',
+    'Downloads Kafka and Apicurio Registry from Maven Central through Maven and caches them',
+    '($HOOKSTREAM_CACHE_DIR or ~/.cache/hookstream); nothing runs. Prints the cached paths.',
+  ].join('\n'),
+  'kafka-tool': [
+    'usage: hookstream stack kafka-tool <tool> [args…]',
+    '',
+    "Runs one of Kafka's CLI tools from the cached jars. Without --bootstrap-server it gets the running",
+    "stack's brokers ($KAFKA_BROKERS, else ./.hookstream/stack or $HOOKSTREAM_STATE_DIR).",
+    '',
+    `tools: ${Object.keys(KAFKA_TOOLS).join(', ')}`,
+    'example: hookstream stack kafka-tool console-consumer --topic webhooks.raw --from-beginning',
+    '         --isolation-level read_committed --property print.key=true',
+  ].join('\n'),
+};
+
+const help = [
+  'usage: hookstream stack <subcommand> [options]',
+  '',
+  'A local Kafka (3.9, KRaft, one node) and Apicurio schema registry (Confluent API, schemas stored in',
+  'that Kafka) for development and tests.',
+  '',
+  'subcommands:',
+  '  up                       start in the background; prints KAFKA_BROKERS=… and SCHEMA_REGISTRY_URL=…',
+  '  down [--purge]           stop it (data stays unless --purge)',
+  '  status                   what runs where',
+  '  restart kafka            stop and start the broker on the same port and data',
+  '  fetch                    download and cache the JVM artifacts only (CI)',
+  '  kafka-tool <tool> [...]  run a Kafka CLI tool (topics, console-consumer, consumer-groups, …)',
+  '',
+  'Run `hookstream stack <subcommand> --help` for its options.',
+].join('\n');
+
+/** Progress and warnings on stderr, so that stdout of `stack up` is only the variables. */
+function stderrLogger(): Logger {
+  return pino(
+    { level: process.env.LOG_LEVEL ?? 'warn', base: { name: 'hookstream-stack' } },
+    pino.destination(2),
+  );
+}
+
+function resolveStateDir(option: string | undefined): string {
+  return defaultStateDir({
+    ...process.env,
+    HOOKSTREAM_STATE_DIR: option ?? process.env.HOOKSTREAM_STATE_DIR,
+  });
+}
+
+function stateDirOption(args: string[]) {
+  const { values, positionals } = parseOptions(args, { 'state-dir': { type: 'string' } }, true);
+  return { stateDir: resolveStateDir(values['state-dir']), positionals };
+}
+
+function noPositionals(subcommand: string, positionals: string[]): void {
+  if (positionals.length > 0)
+    throw new UsageError(`stack ${subcommand}: unexpected argument "${positionals[0]}"`);
+}
+
+async function up(args: string[]): Promise<number> {
+  const { stateDir, positionals } = stateDirOption(args);
+  noPositionals('up', positionals);
+  const already = await stackStatus(stateDir);
+  if (already?.healthy) {
+    console.error(`hookstream: a stack already runs from ${stateDir}`);
+    process.stdout.write(renderStackEnv(already.record));
+    return 0;
+  }
+  // The JVMs are detached, so a Ctrl-C here would orphan a half-started stack: stop what started.
+  const interrupted = async () => {
+    await stopStackIn(stateDir).catch(() => {});
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    console.error(`hookstream: starting the stack (state: ${stateDir}) …`);
+    const stack = await startStack({ stateDir, detached: true, logger: stderrLogger() });
+    if (stack.kind === 'configured') {
+      console.error('hookstream: KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set: nothing to start');
+    } else {
+      console.error(`hookstream: ${stack.describe()}; ready in ${(stack.startupMs / 1000).toFixed(1)} s`);
+      console.error(
+        `hookstream: variables in ${stackFiles(stateDir).env}; stop with \`hookstream stack down\``,
+      );
+    }
+    process.stdout.write(renderStackEnv(stack));
+    return 0;
+  } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+  }
+}
+
+async function down(args: string[]): Promise<number> {
+  const { values, positionals } = parseOptions(
+    args,
+    { 'state-dir': { type: 'string' }, purge: { type: 'boolean' } },
+    true,
+  );
+  noPositionals('down', positionals);
+  const stateDir = resolveStateDir(values['state-dir']);
+  const stopped = await stopStackIn(stateDir, { purge: values.purge === true });
+  console.error(
+    stopped ? `hookstream: stack stopped (${stateDir})` : `hookstream: no stack was running from ${stateDir}`,
+  );
+  return 0;
+}
+
+async function status(args: string[]): Promise<number> {
+  const { stateDir, positionals } = stateDirOption(args);
+  noPositionals('status', positionals);
+  const current = await stackStatus(stateDir);
+  if (!current) {
+    console.log(`no stack from ${stateDir} (start one with \`hookstream stack up\`)`);
+    return 1;
+  }
+  const { record } = current;
+  console.log(
+    `${record.kind} stack${record.detached ? '' : ` owned by process ${record.ownerPid}`}, started ${record.startedAt}, state ${stateDir}`,
+  );
+  for (const c of current.components) {
+    const pid = record.kind === 'local' ? (c.pid !== undefined ? `pid ${c.pid} alive` : 'no live pid') : '';
+    const parts = [
+      c.name.padEnd(8),
+      c.address,
+      pid,
+      c.answers ? 'answers' : 'NOT answering',
+      c.logFile ? `log ${c.logFile}` : '',
+    ];
+    console.log(parts.filter(Boolean).join('  '));
+  }
+  return current.healthy ? 0 : 1;
+}
+
+async function restart(args: string[]): Promise<number> {
+  const { stateDir, positionals } = stateDirOption(args);
+  if (positionals.length !== 1 || positionals[0] !== 'kafka') {
+    throw new UsageError('usage: hookstream stack restart kafka [--state-dir <dir>] (only Kafka restarts)');
+  }
+  const started = Date.now();
+  const brokers = await restartKafkaIn(stateDir, { logger: stderrLogger() });
+  console.error(
+    `hookstream: Kafka restarted on ${brokers.join(',')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return 0;
+}
+
+async function fetch(args: string[]): Promise<number> {
+  parseOptions(args, {});
+  const started = Date.now();
+  const artifacts = await ensureArtifacts({ logger: stderrLogger() });
+  console.error(`hookstream: artifacts ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`kafka-lib ${artifacts.kafkaLib}`);
+  console.log(`registry  ${artifacts.registryJar}`);
+  return 0;
+}
+
+async function kafkaTool(args: string[]): Promise<number> {
+  const [tool, ...rest] = args;
+  if (!tool || !(tool in KAFKA_TOOLS)) {
+    throw new UsageError(
+      `stack kafka-tool: ${tool ? `unknown tool "${tool}"` : 'name a tool'} (one of ${Object.keys(KAFKA_TOOLS).join(', ')})`,
+    );
+  }
+  const [artifacts, java] = await Promise.all([ensureArtifacts({ logger: stderrLogger() }), requireJava()]);
+  const configured = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim());
+  const brokers = configured ?? readStackRecord(defaultStateDir())?.brokers;
+  return runKafkaTool({ tool, args: rest, artifacts, java: java.path, brokers });
+}
+
+const SUBCOMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  up,
+  down,
+  status,
+  restart,
+  fetch,
+  'kafka-tool': kafkaTool,
+};
+
+export const command: Command = {
+  help,
+  // `kafka-tool` passes --help on to Kafka's tool, and each subcommand has its own help.
+  ownHelp: true,
+  async run(args) {
+    const [name, ...rest] = args;
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      console.log(help);
+      return 0;
+    }
+    const subcommand = SUBCOMMANDS[name];
+    if (!subcommand) {
+      throw new UsageError(
+        `stack: unknown subcommand "${name}" (one of ${Object.keys(SUBCOMMANDS).join(', ')})`,
+      );
+    }
+    if (name !== 'kafka-tool' && (rest.includes('--help') || rest.includes('-h'))) {
+      console.log(HELP[name]);
+      return 0;
+    }
+    if (name === 'kafka-tool' && (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h')) {
+      console.log(HELP[name]);
+      return 0;
+    }
+    try {
+      return await subcommand(rest);
+    } catch (error) {
+      if (error instanceof StackError) throw new CommandFailed(error.message);
+      throw error;
+    }
+  },
+};

@@ -1,0 +1,254 @@
+// The local stack's API: a Kafka broker and a schema registry, from the environment, Docker or local JVMs.
+import { rm } from 'node:fs/promises';
+import { type Logger, pino } from 'pino';
+import { cachedArtifacts, ensureArtifacts, findJava, MIN_JAVA, onPath, requireJava } from './artifacts.js';
+import { chooseDedicatedKind, chooseStack, type StackKind, type StackProbes } from './choose.js';
+import { dockerAnswers, startDockerKafka, startDockerStack } from './docker.js';
+import { StackError } from './errors.js';
+import { pidAlive } from './jvm-process.js';
+import { createKafkaNode, runningKafkaPid } from './kafka-process.js';
+import { startLocalStack } from './local.js';
+import { runningRegistryPid } from './registry-process.js';
+import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
+
+export type { Artifacts } from './artifacts.js';
+export { cacheRoot, ensureArtifacts, requireJava } from './artifacts.js';
+export type { StackKind, StackPreference } from './choose.js';
+export { NO_STACK_HELP } from './choose.js';
+export { StackError } from './errors.js';
+export { KAFKA_TOOLS, runKafkaTool } from './kafka-tools.js';
+export type { ComponentStatus, StackStatus } from './manage.js';
+export { restartKafkaIn, stackStatus, stopStackIn } from './manage.js';
+export type { StackRecord } from './state.js';
+export { defaultStateDir, readStackRecord, renderStackEnv, stackFiles } from './state.js';
+
+export interface Stack {
+  kind: StackKind;
+  brokers: string[];
+  /** The Confluent-API base URL: what SCHEMA_REGISTRY_URL holds. */
+  registryUrl: string;
+  /** Where the JVMs write (local kind); Docker users read `docker logs`. */
+  logFiles: { kafka?: string; registry?: string };
+  /** The JVMs' pids while they run (local kind). */
+  pids(): { kafka?: number; registry?: number };
+  /** Milliseconds from the call to ready. */
+  startupMs: number;
+  /** One line for people: what runs where. */
+  describe(): string;
+  /** Stops everything this call started (nothing, for a configured stack). Data stays in the state dir. */
+  stop(): Promise<void>;
+  /** Fault tests: stop the broker, start it again on the same port with the same data. */
+  stopKafka(): Promise<void>;
+  startKafka(): Promise<void>;
+  restartKafka(): Promise<void>;
+}
+
+export interface StartStackOptions {
+  /** Config, data, pid files and logs; a fresh temporary directory for tests. */
+  stateDir: string;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** `stack up`: the processes outlive this one (pid files, no watchdog). Default false. */
+  detached?: boolean;
+  /** Overrides how the machine is probed (tests of the choice itself). */
+  probes?: StackProbes;
+}
+
+/** The real probes: a Docker ping with a short timeout; Java 17+ and either a complete cache or Maven. */
+export function machineProbes(env: NodeJS.ProcessEnv = process.env): StackProbes {
+  return {
+    dockerAnswers: () => dockerAnswers(env),
+    async localProblem() {
+      const java = await findJava(env);
+      if (!java) return `no Java found (install Java ${MIN_JAVA}+ or set JAVA_HOME)`;
+      if (java.major < MIN_JAVA)
+        return `${java.path} is Java ${java.major}, and the local stack needs ${MIN_JAVA}+`;
+      if (!cachedArtifacts(env) && !onPath('mvn', env))
+        return 'Maven (mvn) is not on PATH to fetch Kafka and Apicurio';
+      return undefined;
+    },
+  };
+}
+
+const silent = () => pino({ level: 'silent' });
+
+/** A stack whose processes run in this state dir right now (started by `stack up`), if any. */
+export function runningStack(stateDir: string): StackRecord | undefined {
+  const record = readStackRecord(stateDir);
+  if (!record) return undefined;
+  // A supervised Docker stack dies with its owner (Ryuk removes its containers); a detached one stays.
+  if (record.kind === 'docker') return record.detached || pidAlive(record.ownerPid) ? record : undefined;
+  return runningKafkaPid(stateDir) !== undefined || runningRegistryPid(stateDir) !== undefined
+    ? record
+    : undefined;
+}
+
+export async function startStack(options: StartStackOptions): Promise<Stack> {
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? silent();
+  const detached = options.detached ?? false;
+  const began = Date.now();
+  const choice = await chooseStack(env, options.probes ?? machineProbes(env));
+
+  if (choice.kind === 'configured') {
+    const refuse = async () => {
+      throw new StackError(
+        'KAFKA_BROKERS and SCHEMA_REGISTRY_URL point at a stack hookstream did not start: it cannot restart that broker',
+      );
+    };
+    return {
+      kind: 'configured',
+      brokers: choice.brokers,
+      registryUrl: choice.registryUrl,
+      logFiles: {},
+      pids: () => ({}),
+      startupMs: Date.now() - began,
+      describe: () => `configured stack: Kafka ${choice.brokers.join(',')}, registry ${choice.registryUrl}`,
+      stop: async () => {},
+      stopKafka: refuse,
+      startKafka: refuse,
+      restartKafka: refuse,
+    };
+  }
+
+  const existing = runningStack(options.stateDir);
+  if (existing) {
+    throw new StackError(
+      `a stack already runs from ${options.stateDir} (Kafka ${existing.brokers.join(',')}): use ${stackFiles(options.stateDir).env}, or \`hookstream stack down\` first`,
+    );
+  }
+
+  if (choice.kind === 'docker') {
+    const docker = await startDockerStack({ logger, detached });
+    const record: StackRecord = {
+      kind: 'docker',
+      detached,
+      brokers: docker.kafka.brokers,
+      registryUrl: docker.registryUrl,
+      startedAt: new Date().toISOString(),
+      ownerPid: process.pid,
+      logFiles: {},
+      docker: {
+        kafkaContainer: docker.kafka.containerId,
+        registryContainer: docker.registryContainerId,
+        network: docker.networkId,
+      },
+    };
+    await writeStackRecord(options.stateDir, record);
+    return {
+      kind: 'docker',
+      brokers: docker.kafka.brokers,
+      registryUrl: docker.registryUrl,
+      logFiles: {},
+      pids: () => ({}),
+      startupMs: Date.now() - began,
+      describe: () =>
+        `Docker: Kafka ${docker.kafka.brokers.join(',')} (container ${docker.kafka.containerId.slice(0, 12)}), registry ${docker.registryUrl}`,
+      async stop() {
+        await docker.stop();
+        await forget(options.stateDir);
+      },
+      stopKafka: () => docker.kafka.stopKafka(),
+      startKafka: () => docker.kafka.startKafka(),
+      async restartKafka() {
+        await docker.kafka.stopKafka();
+        await docker.kafka.startKafka();
+      },
+    };
+  }
+
+  const local = await startLocalStack({ stateDir: options.stateDir, env, logger, detached });
+  const { kafka, registry } = local;
+  await writeStackRecord(options.stateDir, {
+    kind: 'local',
+    detached,
+    brokers: kafka.brokers,
+    registryUrl: registry.url,
+    startedAt: new Date().toISOString(),
+    ownerPid: process.pid,
+    logFiles: { kafka: kafka.logFile, registry: registry.logFile },
+  });
+  return {
+    kind: 'local',
+    brokers: kafka.brokers,
+    registryUrl: registry.url,
+    logFiles: { kafka: kafka.logFile, registry: registry.logFile },
+    pids: () => ({ kafka: kafka.pid(), registry: registry.pid() }),
+    startupMs: Date.now() - began,
+    describe: () =>
+      `local JVMs: Kafka ${kafka.brokers.join(',')}, registry ${registry.url} (logs: ${kafka.logFile}, ${registry.logFile})`,
+    async stop() {
+      await local.stop();
+      await forget(options.stateDir);
+    },
+    stopKafka: () => kafka.stop(),
+    startKafka: () => kafka.start(),
+    restartKafka: () => kafka.restart(),
+  };
+}
+
+async function forget(stateDir: string): Promise<void> {
+  const files = stackFiles(stateDir);
+  await rm(files.record, { force: true });
+  await rm(files.env, { force: true });
+}
+
+/** An extra broker of its own (Kafka only) for fault tests that must not disturb the shared one. */
+export interface DedicatedKafka {
+  kind: 'docker' | 'local';
+  brokers: string[];
+  logFile?: string;
+  /** The JVM's pid while it runs (local kind). */
+  pid(): number | undefined;
+  stopKafka(): Promise<void>;
+  startKafka(): Promise<void>;
+  restartKafka(): Promise<void>;
+  /** Stops it for good (the container is removed; a local state dir is left to its owner). */
+  stop(): Promise<void>;
+}
+
+export async function startDedicatedKafka(options: {
+  stateDir: string;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  probes?: StackProbes;
+}): Promise<DedicatedKafka> {
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? silent();
+  const kind = await chooseDedicatedKind(env, options.probes ?? machineProbes(env));
+  if (kind === 'docker') {
+    const docker = await startDockerKafka({ logger });
+    return {
+      kind,
+      brokers: docker.brokers,
+      pid: () => undefined,
+      stopKafka: () => docker.stopKafka(),
+      startKafka: () => docker.startKafka(),
+      async restartKafka() {
+        await docker.stopKafka();
+        await docker.startKafka();
+      },
+      stop: () => docker.remove(),
+    };
+  }
+  const [artifacts, java] = await Promise.all([ensureArtifacts({ env, logger }), requireJava(env)]);
+  const node = await createKafkaNode({
+    stateDir: options.stateDir,
+    artifacts,
+    java: java.path,
+    logger,
+    // Several may run beside the shared broker on a small machine.
+    heap: ['-Xms128m', '-Xmx512m'],
+  });
+  await node.start();
+  return {
+    kind,
+    brokers: node.brokers,
+    logFile: node.logFile,
+    pid: () => node.pid(),
+    stopKafka: () => node.stop(),
+    startKafka: () => node.start(),
+    restartKafka: () => node.restart(),
+    stop: () => node.stop(),
+  };
+}

@@ -1,0 +1,49 @@
+// The local-JVM stack: artifacts, then Kafka, then the registry on it; stopped in the reverse order.
+import type { Logger } from '../../runtime/log.js';
+import { ensureArtifacts, requireJava } from './artifacts.js';
+import { createKafkaNode, type KafkaNode } from './kafka-process.js';
+import { createRegistryNode, type RegistryNode } from './registry-process.js';
+
+export interface LocalStack {
+  kafka: KafkaNode;
+  registry: RegistryNode;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(options: {
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  detached: boolean;
+}): Promise<LocalStack> {
+  const { stateDir, env, logger, detached } = options;
+  const [artifacts, java] = await Promise.all([ensureArtifacts({ env, logger }), requireJava(env)]);
+  const kafka = await createKafkaNode({ stateDir, artifacts, java: java.path, logger, detached });
+  await kafka.start();
+  let registry: RegistryNode | undefined;
+  try {
+    // After Kafka: KafkaSQL reads its journal from Kafka before it answers anything.
+    registry = await createRegistryNode({
+      stateDir,
+      artifacts,
+      java: java.path,
+      brokers: kafka.brokers,
+      logger,
+      detached,
+    });
+    await registry.start();
+  } catch (error) {
+    await kafka.stop();
+    throw error;
+  }
+  const started = registry;
+  return {
+    kafka,
+    registry: started,
+    async stop() {
+      // Registry first: stopped the other way round, it would spend its shutdown retrying a gone broker.
+      await started.stop();
+      await kafka.stop();
+    },
+  };
+}

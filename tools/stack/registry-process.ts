@@ -1,0 +1,140 @@
+// The local Apicurio Registry: a Quarkus JVM storing its schemas in Kafka (KafkaSQL), serving the Confluent API.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Logger } from '../../runtime/log.js';
+import type { Artifacts } from './artifacts.js';
+import { StackError } from './errors.js';
+import { launchJvm, logTail, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
+import { freePort, portIsFree } from './ports.js';
+import { registrySystemProperties, systemPropertyArgs } from './properties.js';
+import { waitForRegistry } from './readiness.js';
+
+export interface RegistryNodeOptions {
+  stateDir: string;
+  artifacts: Artifacts;
+  java: string;
+  brokers: string[];
+  logger: Logger;
+  detached?: boolean;
+  readyTimeoutMs?: number;
+}
+
+export interface RegistryNode {
+  /** The Confluent-compatible API: what SCHEMA_REGISTRY_URL holds. */
+  readonly url: string;
+  readonly port: number;
+  readonly logFile: string;
+  pid(): number | undefined;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface NodeFile {
+  port: number;
+  managementPort: number;
+}
+
+export function registryPaths(stateDir: string) {
+  const dir = join(stateDir, 'registry');
+  return {
+    dir,
+    nodeFile: join(dir, 'node.json'),
+    pidFile: join(dir, 'registry.pid'),
+    logFile: join(stateDir, 'logs', 'registry.log'),
+  };
+}
+
+export function registryUrl(port: number, host = '127.0.0.1'): string {
+  return `http://${host}:${port}/apis/ccompat/v7`;
+}
+
+/** The pid of a registry JVM started for this state directory, if it still runs. */
+export function runningRegistryPid(stateDir: string): number | undefined {
+  const paths = registryPaths(stateDir);
+  const pid = readPidFile(paths.pidFile);
+  // Its command line carries the state dir through java.io.tmpdir.
+  return pid !== undefined && pidIsOurs(pid, paths.dir) ? pid : undefined;
+}
+
+export async function createRegistryNode(options: RegistryNodeOptions): Promise<RegistryNode> {
+  const { stateDir, artifacts, java, brokers, logger } = options;
+  const paths = registryPaths(stateDir);
+  const tmp = join(paths.dir, 'tmp');
+  await mkdir(tmp, { recursive: true });
+  const node = await choosePorts(paths.nodeFile, runningRegistryPid(stateDir) !== undefined);
+  await writeFile(paths.nodeFile, `${JSON.stringify(node, null, 2)}\n`);
+  const url = registryUrl(node.port);
+  const log = logger.child({ component: 'stack.registry' });
+  let jvm: RunningJvm | undefined;
+
+  const self: RegistryNode = {
+    url,
+    port: node.port,
+    logFile: paths.logFile,
+    pid: () => (jvm && !jvm.hasExited() ? jvm.pid : runningRegistryPid(stateDir)),
+    async start() {
+      if (self.pid() !== undefined) return;
+      const started = Date.now();
+      const properties = registrySystemProperties({
+        port: node.port,
+        managementPort: node.managementPort,
+        brokers,
+      });
+      jvm = await launchJvm({
+        name: 'the schema registry',
+        command: java,
+        args: [
+          '-Xms128m',
+          '-Xmx512m',
+          // On no hot path here: C1 alone is enough, and means less JIT work while it starts beside Kafka.
+          '-XX:TieredStopAtLevel=1',
+          `-Djava.io.tmpdir=${tmp}`,
+          ...systemPropertyArgs(properties),
+          '-jar',
+          artifacts.registryJar,
+        ],
+        cwd: dirname(artifacts.registryJar),
+        logFile: paths.logFile,
+        pidFile: paths.pidFile,
+        detached: options.detached ?? false,
+      });
+      const outcome = await waitForRegistry(url, {
+        timeoutMs: options.readyTimeoutMs ?? 120_000,
+        exited: jvm.exited,
+      });
+      if (outcome !== 'ready') {
+        const running = jvm;
+        jvm = undefined;
+        await running.stop();
+        const tail = await logTail(paths.logFile, 5);
+        throw new StackError(
+          `the schema registry ${outcome === 'exited' ? 'exited while starting' : 'did not answer in time'} at ${url}: see ${paths.logFile}${tail ? `\n${tail}` : ''}`,
+        );
+      }
+      log.info({ url, pid: jvm.pid, ms: Date.now() - started }, 'schema registry ready');
+    },
+    async stop() {
+      if (jvm) {
+        const running = jvm;
+        jvm = undefined;
+        await running.stop();
+      } else {
+        const pid = runningRegistryPid(stateDir);
+        if (pid !== undefined) await stopPid(pid);
+      }
+    },
+  };
+  return self;
+}
+
+async function choosePorts(nodeFile: string, running: boolean): Promise<NodeFile> {
+  try {
+    const previous = JSON.parse(await readFile(nodeFile, 'utf8')) as NodeFile;
+    if (running || ((await portIsFree(previous.port)) && (await portIsFree(previous.managementPort))))
+      return previous;
+  } catch {}
+  const port = await freePort();
+  let managementPort = await freePort();
+  while (managementPort === port) managementPort = await freePort();
+  return { port, managementPort };
+}

@@ -1,0 +1,53 @@
+// What a running stack leaves in its state directory: stack.json (for status/down/restart) and stack.env.
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+
+export interface StackRecord {
+  kind: 'local' | 'docker';
+  detached: boolean;
+  brokers: string[];
+  registryUrl: string;
+  startedAt: string;
+  /** The process that started it; for a supervised stack, the JVMs die with it. */
+  ownerPid: number;
+  logFiles: { kafka?: string; registry?: string };
+  docker?: { kafkaContainer: string; registryContainer: string; network: string };
+}
+
+/** `$HOOKSTREAM_STATE_DIR`, else `.hookstream/stack` in the working directory (gitignored). */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  return resolve(cwd, env.HOOKSTREAM_STATE_DIR || join('.hookstream', 'stack'));
+}
+
+export function stackFiles(stateDir: string) {
+  return { record: join(stateDir, 'stack.json'), env: join(stateDir, 'stack.env') };
+}
+
+/**
+ * The variables that point hookstream at the stack, as `NAME=value` lines (`set -a; . stack.env`).
+ * HOOKSTREAM_LOCAL_STACK tells `topics` that replication factor 1 is expected here.
+ */
+export function renderStackEnv(stack: { brokers: string[]; registryUrl: string }): string {
+  return [
+    `KAFKA_BROKERS=${stack.brokers.join(',')}`,
+    `SCHEMA_REGISTRY_URL=${stack.registryUrl}`,
+    'HOOKSTREAM_LOCAL_STACK=true',
+    '',
+  ].join('\n');
+}
+
+export async function writeStackRecord(stateDir: string, record: StackRecord): Promise<void> {
+  const files = stackFiles(stateDir);
+  await mkdir(stateDir, { recursive: true });
+  await writeFile(files.record, `${JSON.stringify(record, null, 2)}\n`);
+  await writeFile(files.env, renderStackEnv(record));
+}
+
+export function readStackRecord(stateDir: string): StackRecord | undefined {
+  try {
+    return JSON.parse(readFileSync(stackFiles(stateDir).record, 'utf8')) as StackRecord;
+  } catch {
+    return undefined;
+  }
+}
