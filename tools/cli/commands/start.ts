@@ -1,0 +1,170 @@
+// `hookstream start`: everything for local use in one process — the stack (unless one is configured or
+// already up), topics and schemas, ingest and the processors — until Ctrl-C stops all it started.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { startIngest } from '../../../ingest/main.js';
+import { loadSources, type Sources } from '../../../ingest/sources.js';
+import { loadConfig } from '../../../runtime/config.js';
+import { createLogger } from '../../../runtime/log.js';
+import { defaultStateDir, runningStack, type Stack, startStack } from '../../stack/index.js';
+import { type Command, CommandFailed, parseOptions } from '../command.js';
+import { setUpTopics } from './topics.js';
+
+const HELP = [
+  'usage: hookstream start [--state-dir <dir>] [--port <port>] [--partitions <n>]',
+  '',
+  'Runs hookstream for local use: a Kafka broker and schema registry (unless KAFKA_BROKERS and',
+  'SCHEMA_REGISTRY_URL are set, or `hookstream stack up` already runs one), the topics and schemas,',
+  'and ingest. Prints the webhook URL, the key and a command that sends signed deliveries.',
+  'Ctrl-C stops everything it started; the data stays in the state directory for the next start.',
+  '',
+  'options:',
+  '  --state-dir <dir>   where the local stack and the development source live (default .hookstream;',
+  '                      the stack itself honours HOOKSTREAM_STATE_DIR like `hookstream stack`)',
+  '  --port <port>       ingest port (default INGEST_PORT, else 8080)',
+  '  --partitions <n>    partitions of new topics (default TOPIC_PARTITIONS, else 4 for a local stack)',
+  '',
+  'Sources come from HOOKSTREAM_SOURCES or HOOKSTREAM_SOURCES_FILE; when neither is set, a source',
+  'named "local" with a random key is created once in <state-dir>/sources.json.',
+].join('\n');
+
+/** Partitions of a local stack's topics: enough to exercise partitioning, few enough for a laptop. */
+const LOCAL_PARTITIONS = 4;
+
+const DEV_SOURCE = 'local';
+const DEV_KEY_ID = 'dev';
+
+/** The development source, created once so its key stays the same across starts. */
+function developmentSourcesFile(stateDir: string): string {
+  const file = path.join(stateDir, 'sources.json');
+  if (!existsSync(file)) {
+    mkdirSync(stateDir, { recursive: true });
+    const sources = { [DEV_SOURCE]: { keys: { [DEV_KEY_ID]: randomBytes(20).toString('hex') } } };
+    writeFileSync(file, `${JSON.stringify(sources, null, 2)}\n`, { mode: 0o600 });
+  }
+  return file;
+}
+
+/** Which stack to use: configured, one already up in the state dir, or one this process starts and owns. */
+async function obtainStack(
+  stackDir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ brokers: string[]; registryUrl: string; owned?: Stack; local: boolean; where: string }> {
+  if (env.KAFKA_BROKERS && env.SCHEMA_REGISTRY_URL) {
+    return {
+      brokers: env.KAFKA_BROKERS.split(','),
+      registryUrl: env.SCHEMA_REGISTRY_URL,
+      local: env.HOOKSTREAM_LOCAL_STACK === 'true',
+      where: 'configured by KAFKA_BROKERS and SCHEMA_REGISTRY_URL',
+    };
+  }
+  const background = runningStack(stackDir);
+  if (background) {
+    return {
+      brokers: background.brokers,
+      registryUrl: background.registryUrl,
+      local: true,
+      where: `the stack already running from ${stackDir}`,
+    };
+  }
+  console.log('starting a local Kafka broker and schema registry (the first run downloads them)…');
+  const stack = await startStack({ stateDir: stackDir, env });
+  return {
+    brokers: stack.brokers,
+    registryUrl: stack.registryUrl,
+    owned: stack,
+    local: true,
+    where: `${stack.describe()}, ready in ${(stack.startupMs / 1000).toFixed(1)} s`,
+  };
+}
+
+function firstSignedSource(sources: Sources): { name: string; keyId: string; key: string } | undefined {
+  for (const [name, source] of sources) {
+    const [keyId, key] = source.keys.entries().next().value ?? [];
+    if (keyId !== undefined && key !== undefined) return { name, keyId, key: key.toString('utf8') };
+  }
+  return undefined;
+}
+
+export const command: Command = {
+  help: HELP,
+  async run(args) {
+    const { values } = parseOptions(args, {
+      'state-dir': { type: 'string' },
+      port: { type: 'string' },
+      partitions: { type: 'string' },
+    });
+    // `hookstream stack up` and `start` share the stack directory, so start reuses a stack already up.
+    const stateDir = path.resolve(values['state-dir'] ?? '.hookstream');
+    const stackDir = values['state-dir'] ? path.join(stateDir, 'stack') : defaultStateDir();
+    const stack = await obtainStack(stackDir, process.env);
+    const stopStack = async () => {
+      if (stack.owned) await stack.owned.stop();
+    };
+
+    try {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        KAFKA_BROKERS: stack.brokers.join(','),
+        SCHEMA_REGISTRY_URL: stack.registryUrl,
+        HOOKSTREAM_LOCAL_STACK: String(stack.local),
+        ...(values.port ? { INGEST_PORT: values.port } : {}),
+        ...(values.partitions ? { TOPIC_PARTITIONS: values.partitions } : {}),
+      };
+      if (!env.HOOKSTREAM_SOURCES && !env.HOOKSTREAM_SOURCES_FILE) {
+        env.HOOKSTREAM_SOURCES_FILE = developmentSourcesFile(stateDir);
+      }
+      if (stack.local && !env.TOPIC_PARTITIONS) env.TOPIC_PARTITIONS = String(LOCAL_PARTITIONS);
+      const config = loadConfig(env);
+      const sources = loadSources(env);
+      const logger = createLogger({ level: config.LOG_LEVEL, name: 'hookstream' });
+
+      const topics = await setUpTopics({
+        config,
+        logger,
+        local: stack.local,
+        warn: (message) => logger.warn(message),
+      });
+      const ingest = await startIngest({ config, sources, logger });
+
+      const signed = firstSignedSource(sources);
+      const host = config.INGEST_HOST === '0.0.0.0' ? '127.0.0.1' : config.INGEST_HOST;
+      const base = `${ingest.url.startsWith('https') ? 'https' : 'http'}://${host}:${config.INGEST_PORT}`;
+      console.log(
+        [
+          '',
+          'hookstream is running',
+          `  stack:     ${stack.where}`,
+          `  topics:    ${topics.topics.length} ready (${topics.partitions} partitions, prefix "${config.TOPIC_PREFIX}")`,
+          ...[...sources.keys()].map((name) => `  webhooks:  POST ${base}/webhooks/${name}`),
+          ...(signed
+            ? [
+                `  key:       "${signed.keyId}" of source "${signed.name}" (from ${env.HOOKSTREAM_SOURCES_FILE ?? 'HOOKSTREAM_SOURCES'})`,
+                '  try:',
+                `    npx hookstream simulate --url ${base}/webhooks/${signed.name} --key ${signed.key} --count 100`,
+              ]
+            : []),
+          `  health:    ${base}/readyz   metrics: ${base}/metrics`,
+          '',
+          'Ctrl-C stops everything this command started.',
+        ].join('\n'),
+      );
+
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      console.log(`\n${signal}: stopping…`);
+      await ingest.close();
+      return 0;
+    } catch (error) {
+      if (error instanceof Error && error.name.startsWith('KafkaJS')) {
+        throw new CommandFailed(`Kafka at ${stack.brokers.join(',')}: ${error.message}`);
+      }
+      throw error;
+    } finally {
+      await stopStack();
+    }
+  },
+};
