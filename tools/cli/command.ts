@@ -1,5 +1,5 @@
 // What every CLI subcommand provides, and the small helpers they share for their arguments.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 export interface Command {
   /** Shown for `hookstream <command> --help`: usage line, then one line per option. */

@@ -4,8 +4,11 @@ import { type Command, UsageError } from './command.js';
 
 /** Each command lives in its own module, loaded only when it runs (ingest does not load the stack). */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
+  ingest: () => import('./commands/ingest.js'),
   start: () => import('./commands/start.js'),
+  simulate: () => import('./commands/simulate.js'),
   stack: () => import('./commands/stack.js'),
+  tail: () => import('./commands/tail.js'),
   topics: () => import('./commands/topics.js'),
 };
 
@@ -32,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { command } = await load();
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (!command.ownHelp && (rest.includes('--help') || rest.includes('-h'))) {
     console.log(command.help);
     return 0;
   }

@@ -1,0 +1,169 @@
+// Runs ingest: config → dependencies → listen, and on SIGTERM/SIGINT: stop HTTP, flush, disconnect.
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { type Config, ConfigError, loadConfig } from '../runtime/config.js';
+import { withAdmin } from '../runtime/kafka/admin.js';
+import { createKafka } from '../runtime/kafka/client.js';
+import { createLogger, type Logger } from '../runtime/log.js';
+import { RAW_ENVELOPE_SCHEMA } from '../schemas/raw-envelope.js';
+import { loadSchema } from '../schemas/schema-files.js';
+import { createSerde } from '../schemas/serde.js';
+import { assertRawTopicFitsBodyLimit } from '../schemas/topic-checks.js';
+import {
+  ENVELOPE_OVERHEAD_BYTES,
+  envelopeMaxMessageBytes,
+  topicNames,
+  valueSubject,
+} from '../schemas/topics.js';
+import { buildApp } from './app.js';
+import { createIngestMetrics } from './metrics.js';
+import { RegistryEncoder } from './producer/encoder.js';
+import { kafkaProbe, kafkaProducerConnector } from './producer/kafka-producer.js';
+import { RawProducer } from './producer/raw-producer.js';
+import { insecureSources, loadSources, type Sources } from './sources.js';
+
+export interface IngestSettings {
+  config: Config;
+  sources: Sources;
+  logger: Logger;
+  /** Skip the start-up check of the raw topic (it exists and takes a body of the limit). */
+  skipTopicCheck?: boolean;
+}
+
+export interface RunningIngest {
+  app: FastifyInstance;
+  /** http(s)://host:port the server listens on. */
+  url: string;
+  producer: RawProducer;
+  encoder: RegistryEncoder;
+  /** HTTP first (no new requests, in-flight ones answered), then the queue flushed, then disconnect. */
+  close(): Promise<void>;
+}
+
+function readTls(config: Config): { cert: Buffer; key: Buffer } | undefined {
+  const { INGEST_TLS_CERT_FILE: certFile, INGEST_TLS_KEY_FILE: keyFile } = config;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile)
+    throw new ConfigError('INGEST_TLS_CERT_FILE: expected a PEM file path (INGEST_TLS_KEY_FILE is set)');
+  if (!keyFile)
+    throw new ConfigError('INGEST_TLS_KEY_FILE: expected a PEM file path (INGEST_TLS_CERT_FILE is set)');
+  const read = (variable: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new ConfigError(
+        `${variable}: cannot read ${JSON.stringify(file)} (${(error as NodeJS.ErrnoException).code})`,
+      );
+    }
+  };
+  return { cert: read('INGEST_TLS_CERT_FILE', certFile), key: read('INGEST_TLS_KEY_FILE', keyFile) };
+}
+
+/** Starts ingest and listens; resolves once it accepts connections. */
+export async function startIngest({
+  config,
+  sources,
+  logger,
+  skipTopicCheck = false,
+}: IngestSettings): Promise<RunningIngest> {
+  const https = readTls(config);
+  for (const name of insecureSources(sources)) {
+    logger.warn({ source: name }, 'source declared insecure: deliveries are accepted without a signature');
+  }
+  const rawTopic = topicNames(config.TOPIC_PREFIX).raw;
+  const deadlineMs = config.INGEST_DEADLINE_MS;
+  const kafka = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: 'hookstream-ingest',
+    logger,
+    overrides: { requestTimeout: deadlineMs, connectionTimeout: 3_000 },
+  });
+
+  // A body under the limit must fit in a record (promise 2): refuse to start otherwise.
+  if (!skipTopicCheck) {
+    await withAdmin(kafka, (admin) =>
+      assertRawTopicFitsBodyLimit(admin, { rawTopic, bodyLimit: config.INGEST_BODY_LIMIT }),
+    );
+  }
+
+  const metrics = createIngestMetrics();
+  const encoder = new RegistryEncoder({
+    serde: createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookstream-ingest' }),
+    subject: valueSubject(rawTopic),
+    schema: loadSchema(RAW_ENVELOPE_SCHEMA),
+    logger,
+  });
+  void encoder.start();
+
+  const probe = kafkaProbe({ kafka, topic: rawTopic, timeoutMs: 3_000 });
+  const producer = new RawProducer({
+    connect: kafkaProducerConnector({ kafka, topic: rawTopic, ackTimeoutMs: deadlineMs }),
+    logger,
+    lingerMs: config.INGEST_LINGER_MS,
+    maxBatchRecords: config.INGEST_MAX_BATCH_RECORDS,
+    // One produce call holds one record batch per partition, and the broker refuses a batch over the
+    // topic's max.message.bytes (checked above to be at least this plus the margin).
+    maxBatchBytes: envelopeMaxMessageBytes(config.INGEST_BODY_LIMIT) - ENVELOPE_OVERHEAD_BYTES / 2,
+    maxPendingBytes: config.INGEST_MAX_PENDING_BYTES,
+    deadlineMs,
+    probe: probe.probe,
+    onBatch: (stats) => metrics.observeBatch(stats),
+    onReplaced: () => metrics.producerReplacements.inc(),
+  });
+  metrics.watch({ pendingBytes: () => producer.pendingBytes, ready: () => producer.ready });
+  producer.start();
+
+  const app = await buildApp({
+    sources,
+    store: producer,
+    encoder,
+    logger,
+    metrics,
+    bodyLimit: config.INGEST_BODY_LIMIT,
+    deadlineMs,
+    ...(https ? { https } : {}),
+  });
+  const address = await app.listen({ host: config.INGEST_HOST, port: config.INGEST_PORT });
+  logger.info(
+    { address, rawTopic, sources: [...sources.keys()], bodyLimit: config.INGEST_BODY_LIMIT, deadlineMs },
+    'ingest listening',
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await app.close();
+      await producer.close();
+      encoder.stop();
+      await probe.close();
+      logger.info('ingest stopped');
+    })();
+    return closing;
+  };
+  return { app, url: address, producer, encoder, close };
+}
+
+/** The `hookstream ingest` process: runs until SIGTERM or SIGINT, then closes gracefully. */
+export async function runIngest(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const config = loadConfig(env);
+  const sources = loadSources(env);
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'ingest' });
+  const running = await startIngest({ config, sources, logger });
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  logger.info({ signal }, 'shutting down');
+  // Bounded: in-flight requests end by their deadline, the queue's flush by the send timeout.
+  const force = setTimeout(
+    () => {
+      logger.error('graceful shutdown took too long; exiting');
+      process.exit(1);
+    },
+    2 * config.INGEST_DEADLINE_MS + 5_000,
+  );
+  force.unref();
+  await running.close();
+  clearTimeout(force);
+  return 0;
+}

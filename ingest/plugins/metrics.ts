@@ -1,0 +1,13 @@
+// GET /metrics: the Prometheus text of ingest's registry.
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import type { IngestMetrics } from '../metrics.js';
+
+const metrics: FastifyPluginAsync<{ metrics: IngestMetrics }> = async (app, { metrics }) => {
+  app.get('/metrics', async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+};
+
+export const metricsPlugin = fp(metrics, { name: 'hookstream-metrics', fastify: '5.x' });

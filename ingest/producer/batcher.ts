@@ -1,0 +1,242 @@
+// Gathers concurrent items into bounded batches for a sender that takes one batch at a time.
+//
+// Each caller gets a promise for its own item: it resolves only when the batch holding the item was
+// sent successfully, and rejects when that batch failed, when the item's deadline passed first, when
+// the pending bytes are over their cap (at once), or after close().
+
+export type RejectReason = 'full' | 'deadline' | 'closed';
+
+export class BatchRejected extends Error {
+  override name = 'BatchRejected';
+  constructor(
+    readonly reason: RejectReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface BatchStats {
+  records: number;
+  bytes: number;
+  durationMs: number;
+  error?: unknown;
+}
+
+export interface BatcherOptions<T> {
+  /** How long the oldest queued item may wait for company before its batch goes (0: the next tick). */
+  lingerMs: number;
+  maxBatchRecords: number;
+  /** A batch stops before the item that would take it past this; a single larger item goes alone. */
+  maxBatchBytes: number;
+  /** Queued plus in-flight bytes above which add() rejects at once (one item is always accepted). */
+  maxPendingBytes: number;
+  /** Sends one batch. Never called again before the previous call settled. */
+  send: (items: T[]) => Promise<void>;
+  /** Awaited before each batch is taken from the queue: items that expire meanwhile are never sent. */
+  ready?: () => Promise<void>;
+  onBatch?: (stats: BatchStats) => void;
+}
+
+interface Entry<T> {
+  item: T | undefined;
+  bytes: number;
+  enqueuedAt: number;
+  state: 'queued' | 'sending' | 'dropped';
+  settled: boolean;
+  timer: NodeJS.Timeout | undefined;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export class Batcher<T> {
+  private queue: Entry<T>[] = [];
+  private head = 0;
+  private queuedCount = 0;
+  private queuedBytes = 0;
+  private inFlightBytes = 0;
+  private sending = false;
+  private closed = false;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private drained: Array<() => void> = [];
+
+  constructor(private readonly options: BatcherOptions<T>) {}
+
+  /** Bytes held: queued plus in flight. */
+  get pendingBytes(): number {
+    return this.queuedBytes + this.inFlightBytes;
+  }
+
+  get queued(): number {
+    return this.queuedCount;
+  }
+
+  /** Queues an item; the promise settles with the item's own batch (or its deadline, timeoutMs from now). */
+  add(item: T, bytes: number, timeoutMs?: number): Promise<void> {
+    if (this.closed) return Promise.reject(new BatchRejected('closed', 'closed'));
+    const pending = this.pendingBytes;
+    if (pending > 0 && pending + bytes > this.options.maxPendingBytes) {
+      return Promise.reject(
+        new BatchRejected('full', `pending bytes ${pending} + ${bytes} over ${this.options.maxPendingBytes}`),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const entry: Entry<T> = {
+        item,
+        bytes,
+        enqueuedAt: performance.now(),
+        state: 'queued',
+        settled: false,
+        timer: undefined,
+        resolve,
+        reject,
+      };
+      if (timeoutMs !== undefined) entry.timer = setTimeout(() => this.expire(entry, timeoutMs), timeoutMs);
+      this.queue.push(entry);
+      this.queuedCount++;
+      this.queuedBytes += bytes;
+      this.schedule();
+    });
+  }
+
+  /** Stops accepting, sends what is queued without lingering, and resolves when nothing is pending. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.schedule();
+    await this.drain();
+  }
+
+  /** Resolves when nothing is queued or in flight. */
+  drain(): Promise<void> {
+    if (this.queuedCount === 0 && !this.sending) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
+  }
+
+  private expire(entry: Entry<T>, timeoutMs: number): void {
+    entry.timer = undefined;
+    if (entry.settled) return;
+    if (entry.state === 'queued') {
+      // Never sent: take it out now so its bytes (the body) can be collected during a long outage.
+      this.dropQueued(entry);
+    }
+    this.settle(entry, new BatchRejected('deadline', `not sent within ${timeoutMs} ms`));
+    this.compactIfSparse();
+    this.notifyIfDrained();
+  }
+
+  private dropQueued(entry: Entry<T>): void {
+    entry.state = 'dropped';
+    entry.item = undefined;
+    this.queuedCount--;
+    this.queuedBytes -= entry.bytes;
+  }
+
+  private settle(entry: Entry<T>, error?: unknown): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = undefined;
+    if (error === undefined) entry.resolve();
+    else entry.reject(error);
+  }
+
+  /** Dropped entries stay in the array until passed; rebuild it when they dominate. */
+  private compactIfSparse(): void {
+    const live = this.queue.length - this.head;
+    if (live > 1024 && this.queuedCount * 2 < live) {
+      this.queue = this.queue.slice(this.head).filter((e) => e.state === 'queued');
+      this.head = 0;
+    }
+  }
+
+  private schedule(): void {
+    if (this.sending || this.queuedCount === 0) return;
+    const { lingerMs, maxBatchRecords, maxBatchBytes } = this.options;
+    const oldest = this.oldestQueued();
+    const waited = oldest ? performance.now() - oldest.enqueuedAt : 0;
+    const full = this.queuedCount >= maxBatchRecords || this.queuedBytes >= maxBatchBytes;
+    if (full || this.closed || waited >= lingerMs) {
+      if (this.lingerTimer) clearTimeout(this.lingerTimer);
+      this.lingerTimer = undefined;
+      // Not synchronously: callers adding in the same tick join this batch.
+      this.sending = true;
+      setImmediate(() => void this.flush());
+      return;
+    }
+    if (!this.lingerTimer) {
+      this.lingerTimer = setTimeout(
+        () => {
+          this.lingerTimer = undefined;
+          this.schedule();
+        },
+        Math.max(1, Math.ceil(lingerMs - waited)),
+      );
+    }
+  }
+
+  private oldestQueued(): Entry<T> | undefined {
+    while (this.head < this.queue.length && this.queue[this.head]!.state !== 'queued') this.head++;
+    return this.queue[this.head];
+  }
+
+  private take(): Entry<T>[] {
+    const { maxBatchRecords, maxBatchBytes } = this.options;
+    const batch: Entry<T>[] = [];
+    let bytes = 0;
+    while (batch.length < maxBatchRecords && this.head < this.queue.length) {
+      const entry = this.queue[this.head]!;
+      if (entry.state !== 'queued') {
+        this.head++;
+        continue;
+      }
+      if (batch.length > 0 && bytes + entry.bytes > maxBatchBytes) break;
+      this.head++;
+      entry.state = 'sending';
+      this.queuedCount--;
+      this.queuedBytes -= entry.bytes;
+      bytes += entry.bytes;
+      batch.push(entry);
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    this.inFlightBytes = bytes;
+    return batch;
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      // A gate that fails lets the send below fail too, so the items get that answer instead of a hang.
+      if (this.options.ready) await this.options.ready().catch(() => undefined);
+      const batch = this.take();
+      if (batch.length === 0) return;
+      const started = performance.now();
+      let failure: unknown;
+      try {
+        await this.options.send(batch.map((e) => e.item as T));
+      } catch (error) {
+        failure = error ?? new Error('send failed');
+      }
+      for (const entry of batch) this.settle(entry, failure);
+      this.options.onBatch?.({
+        records: batch.length,
+        bytes: this.inFlightBytes,
+        durationMs: performance.now() - started,
+        ...(failure === undefined ? {} : { error: failure }),
+      });
+    } finally {
+      this.inFlightBytes = 0;
+      this.sending = false;
+      this.schedule();
+      this.notifyIfDrained();
+    }
+  }
+
+  private notifyIfDrained(): void {
+    if (this.queuedCount !== 0 || this.sending) return;
+    const waiters = this.drained;
+    this.drained = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,65 @@
+// Encodes raw envelopes through the schema registry, once the raw subject is registered.
+import type { Logger } from '../../runtime/log.js';
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import type { Serde } from '../../schemas/serde.js';
+import { INGEST_ERR_UNAVAILABLE } from '../errors.js';
+
+export interface EnvelopeEncoder {
+  /** False until the schema is registered: /readyz reports it, requests get 503. */
+  readonly ready: boolean;
+  encode(envelope: RawEnvelope): Promise<Buffer>;
+}
+
+export interface RegistryEncoderOptions {
+  serde: Pick<Serde, 'register' | 'encode'>;
+  subject: string;
+  /** The Avro schema text (schemas/raw-envelope.avsc). */
+  schema: string;
+  logger: Logger;
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+}
+
+/** Registers the subject in the background (retrying while the registry is away) and encodes with its id. */
+export class RegistryEncoder implements EnvelopeEncoder {
+  private schemaId: number | undefined;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: RegistryEncoderOptions) {}
+
+  get ready(): boolean {
+    return this.schemaId !== undefined;
+  }
+
+  /** Resolves once registered; never rejects (it retries until stop()). */
+  async start(): Promise<void> {
+    const { serde, subject, schema, logger } = this.options;
+    let delay = this.options.retryInitialMs ?? 250;
+    while (!this.stopped && this.schemaId === undefined) {
+      try {
+        this.schemaId = await serde.register(subject, schema);
+        logger.info({ subject, schemaId: this.schemaId }, 'raw envelope schema registered');
+      } catch (error) {
+        logger.warn(
+          { subject, reason: (error as Error).message, retryInMs: delay },
+          'cannot register the schema',
+        );
+        await new Promise<void>((resolve) => {
+          this.retryTimer = setTimeout(resolve, delay);
+        });
+        delay = Math.min(delay * 2, this.options.retryMaxMs ?? 5_000);
+      }
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+  }
+
+  async encode(envelope: RawEnvelope): Promise<Buffer> {
+    if (this.schemaId === undefined) throw new INGEST_ERR_UNAVAILABLE();
+    return this.options.serde.encode(this.schemaId, envelope);
+  }
+}

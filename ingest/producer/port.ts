@@ -1,0 +1,28 @@
+// What ingest needs from Kafka, as small ports: the kafkajs adapter implements them, unit tests fake them.
+
+/** One encoded raw envelope, ready to produce. */
+export interface RawRecord {
+  /** webhook.id (or sha1:<hex>), UTF-8. */
+  key: string;
+  /** The registry-framed Avro envelope. */
+  value: Buffer;
+  /** receivedAt: processors expire state by record time. */
+  timestamp: number;
+}
+
+/** One connected idempotent producer. send() is never called again before the previous call settled. */
+export interface ProducerPort {
+  /** Resolves once the broker acknowledged every record with acks=all. */
+  send(records: RawRecord[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Connects a fresh producer (a new producer id: a replaced producer's sequence state is gone with it). */
+export type ConnectProducer = () => Promise<ProducerPort>;
+
+/** What the HTTP side needs: store one record (200 only once it resolves), and whether it can. */
+export interface RawStore {
+  /** Resolves once acknowledged; rejects with an INGEST_ERR_* 503 otherwise. */
+  store(record: RawRecord): Promise<void>;
+  readonly ready: boolean;
+}

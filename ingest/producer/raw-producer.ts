@@ -1,0 +1,260 @@
+// Stores raw records: one batcher in front of one idempotent producer, replaced when it fails.
+import type { Logger } from '../../runtime/log.js';
+import {
+  INGEST_ERR_CLOSING,
+  INGEST_ERR_DEADLINE,
+  INGEST_ERR_OVERLOADED,
+  INGEST_ERR_UNAVAILABLE,
+} from '../errors.js';
+import { Batcher, BatchRejected, type BatchStats } from './batcher.js';
+import type { ConnectProducer, ProducerPort, RawRecord } from './port.js';
+
+/** Per-record bytes beyond key and value in a Kafka record batch (varints, attributes, deltas). */
+const RECORD_OVERHEAD = 32;
+
+export interface RawProducerOptions {
+  connect: ConnectProducer;
+  logger: Logger;
+  lingerMs: number;
+  maxBatchRecords: number;
+  /** At most the topic's max.message.bytes: one produce call holds one record batch per partition. */
+  maxBatchBytes: number;
+  maxPendingBytes: number;
+  /** A request's answer comes by then: 200 if acknowledged, else 503. */
+  deadlineMs: number;
+  /** A send still unanswered after this abandons its producer; defaults to the deadline. */
+  sendTimeoutMs?: number;
+  /** A connection attempt still pending after this is abandoned; defaults to twice the deadline. */
+  connectTimeoutMs?: number;
+  reconnectInitialMs?: number;
+  reconnectMaxMs?: number;
+  /** Checks the cluster while no sends succeed, so readiness notices an outage without traffic. */
+  probe?: () => Promise<void>;
+  probeIntervalMs?: number;
+  onBatch?: (stats: BatchStats) => void;
+  onReplaced?: (reason: string) => void;
+}
+
+export class RawProducer {
+  private readonly batcher: Batcher<RawRecord>;
+  private readonly log: Logger;
+  private current: ProducerPort | undefined;
+  private connecting = false;
+  private healthy = false;
+  private closed = false;
+  /** Since when no producer could write (undefined while one can). */
+  private unavailableSince: number | undefined = Date.now();
+  private lastSuccess = 0;
+  private connected: Array<() => void> = [];
+  private probeTimer: NodeJS.Timeout | undefined;
+  private backoffTimer: { timer: NodeJS.Timeout; wake: () => void } | undefined;
+
+  constructor(private readonly options: RawProducerOptions) {
+    this.log = options.logger.child({ component: 'raw-producer' });
+    this.batcher = new Batcher<RawRecord>({
+      lingerMs: options.lingerMs,
+      maxBatchRecords: options.maxBatchRecords,
+      maxBatchBytes: options.maxBatchBytes,
+      maxPendingBytes: options.maxPendingBytes,
+      ready: () => this.whenConnected(),
+      send: (records) => this.send(records),
+      ...(options.onBatch ? { onBatch: options.onBatch } : {}),
+    });
+  }
+
+  /** Starts connecting in the background; readiness turns true once a producer is connected. */
+  start(): void {
+    void this.reconnect();
+    const every = this.options.probeIntervalMs ?? 5_000;
+    if (this.options.probe) {
+      this.probeTimer = setInterval(() => void this.runProbe(), every);
+      this.probeTimer.unref();
+    }
+  }
+
+  /** Whether a producer is connected and its last send (or probe) succeeded. */
+  get ready(): boolean {
+    return !this.closed && this.current !== undefined && this.healthy;
+  }
+
+  get pendingBytes(): number {
+    return this.batcher.pendingBytes;
+  }
+
+  /** Resolves once the record is acknowledged; rejects with an INGEST_ERR_* (503) otherwise. */
+  async store(record: RawRecord): Promise<void> {
+    if (this.closed) throw new INGEST_ERR_CLOSING();
+    const { deadlineMs } = this.options;
+    // Known down for longer than a deadline: waiting out another deadline would only hold the client.
+    if (
+      this.current === undefined &&
+      this.unavailableSince !== undefined &&
+      Date.now() - this.unavailableSince > deadlineMs
+    ) {
+      throw new INGEST_ERR_UNAVAILABLE();
+    }
+    const bytes = record.value.length + Buffer.byteLength(record.key) + RECORD_OVERHEAD;
+    // The deadline counts from when the request arrived (the record's timestamp), not from now.
+    const remainingMs = Math.max(1, deadlineMs - Math.max(0, Date.now() - record.timestamp));
+    try {
+      await this.batcher.add(record, bytes, remainingMs);
+    } catch (error) {
+      if (error instanceof BatchRejected) {
+        if (error.reason === 'full') throw new INGEST_ERR_OVERLOADED();
+        if (error.reason === 'closed') throw new INGEST_ERR_CLOSING();
+        throw new INGEST_ERR_DEADLINE(deadlineMs);
+      }
+      throw new INGEST_ERR_UNAVAILABLE({ cause: error });
+    }
+  }
+
+  /** Stops accepting, sends what is queued (bounded by the deadline), then disconnects. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.backoffTimer?.wake();
+    this.wakeWaiters();
+    await this.batcher.close();
+    const producer = this.current;
+    this.current = undefined;
+    this.healthy = false;
+    await producer?.close();
+  }
+
+  private whenConnected(): Promise<void> {
+    // Closing with no producer: let the batcher go on, so its send fails and what is queued is answered.
+    if (this.current || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.connected.push(resolve));
+  }
+
+  private wakeWaiters(): void {
+    const waiters = this.connected;
+    this.connected = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private async send(records: RawRecord[]): Promise<void> {
+    const producer = this.current;
+    if (!producer) throw new Error('no producer connected');
+    const timeoutMs = this.options.sendTimeoutMs ?? this.options.deadlineMs;
+    let timer: NodeJS.Timeout | undefined;
+    const sending = producer.send(records);
+    try {
+      await Promise.race([
+        sending,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`send not acknowledged within ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+      this.healthy = true;
+      this.lastSuccess = Date.now();
+    } catch (error) {
+      // The abandoned send may still settle later; its outcome no longer matters to anyone.
+      sending.catch(() => undefined);
+      this.replace(producer, error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Any failed send replaces the producer: kafkajs has already retried what was retriable, and after a
+   * timeout or a fatal error (out-of-order sequence, unknown producer id) an idempotent producer's
+   * sequence state cannot be trusted. A new producer gets a new producer id.
+   */
+  private replace(producer: ProducerPort, error: unknown): void {
+    if (this.current !== producer) return;
+    this.current = undefined;
+    this.healthy = false;
+    this.unavailableSince ??= Date.now();
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    this.log.warn({ reason }, 'producer failed; replacing it');
+    this.options.onReplaced?.(reason);
+    producer.close().catch((closeError: unknown) => {
+      this.log.debug({ err: closeError }, 'closing the failed producer failed');
+    });
+    if (!this.closed) void this.reconnect();
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.connecting) return;
+    this.connecting = true;
+    let delay = this.options.reconnectInitialMs ?? 100;
+    const maxDelay = this.options.reconnectMaxMs ?? 2_000;
+    try {
+      while (!this.closed) {
+        try {
+          const producer = await this.connectWithin(
+            this.options.connectTimeoutMs ?? 2 * this.options.deadlineMs,
+          );
+          if (this.closed) {
+            await producer.close();
+            return;
+          }
+          this.current = producer;
+          this.healthy = true;
+          this.unavailableSince = undefined;
+          this.log.info('producer connected');
+          this.wakeWaiters();
+          return;
+        } catch (error) {
+          this.log.warn({ reason: (error as Error).message, retryInMs: delay }, 'cannot connect a producer');
+          await this.sleep(delay);
+          delay = Math.min(delay * 2, maxDelay);
+        }
+      }
+    } finally {
+      this.connecting = false;
+    }
+  }
+
+  /** A connection attempt that hangs must not stop the next one: it is abandoned (and closed if it ever connects). */
+  private async connectWithin(timeoutMs: number): Promise<ProducerPort> {
+    const attempt = this.options.connect();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        attempt,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+    } catch (error) {
+      attempt.then((late) => late.close()).catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.backoffTimer = undefined;
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.backoffTimer = { timer, wake };
+    });
+  }
+
+  private async runProbe(): Promise<void> {
+    const every = this.options.probeIntervalMs ?? 5_000;
+    if (this.closed || !this.current || Date.now() - this.lastSuccess < every) return;
+    try {
+      await this.options.probe!();
+      this.healthy = true;
+      this.lastSuccess = Date.now();
+    } catch (error) {
+      if (this.healthy)
+        this.log.warn({ reason: (error as Error).message }, 'cluster probe failed; not ready');
+      this.healthy = false;
+    }
+  }
+}

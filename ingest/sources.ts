@@ -1,0 +1,108 @@
+// The configured webhook sources (HOOKSTREAM_SOURCES or HOOKSTREAM_SOURCES_FILE), validated once at start.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError } from '../runtime/config.js';
+
+/** A source name is a URL path segment and a metric label; a key id lands in records and metrics. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const sourceSchema = z
+  .strictObject({
+    signature: z.enum(['required', 'none']).default('required'),
+    keys: z
+      .record(
+        z.string().regex(NAME, 'a key id is 1-64 letters, digits, ".", "_" or "-"'),
+        // The message must never echo the key itself.
+        z.string({ error: 'a key is a non-empty string' }).min(1, 'a key is a non-empty string'),
+      )
+      .default({}),
+  })
+  .superRefine((source, ctx) => {
+    const count = Object.keys(source.keys).length;
+    if (source.signature === 'required' && count === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['keys'],
+        message: 'needs at least one key (or "signature": "none" to declare the source insecure)',
+      });
+    }
+    if (source.signature === 'none' && count > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['keys'],
+        message: 'a source declared insecure ("signature": "none") takes no keys',
+      });
+    }
+  });
+
+const sourcesSchema = z
+  .record(z.string().regex(NAME, 'a source name is 1-64 letters, digits, ".", "_" or "-"'), sourceSchema)
+  .refine((sources) => Object.keys(sources).length > 0, { message: 'expected at least one source' });
+
+export interface Source {
+  readonly name: string;
+  /** "none": an explicitly insecure source, accepted without a signature (warned about at start). */
+  readonly signature: 'required' | 'none';
+  /** Key id → key bytes. Any of them verifies a delivery, so keys rotate without downtime. */
+  readonly keys: ReadonlyMap<string, Buffer>;
+}
+
+export type Sources = ReadonlyMap<string, Source>;
+
+const EXPECTED = '{"<name>":{"keys":{"<key id>":"<key>"}}} or {"<name>":{"signature":"none"}}';
+
+/** Parses the sources JSON; `variable` names where it came from in the error message. */
+export function parseSources(json: string, variable = 'HOOKSTREAM_SOURCES'): Sources {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    // The parser's message may quote the text, and the text holds keys: say only that it is not JSON.
+    throw new ConfigError(`${variable}: not valid JSON (expected ${EXPECTED})`);
+  }
+  const result = sourcesSchema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const where = issue.path.map(String).join('.');
+    // A bad record key (a source name, a key id) nests the rule that failed.
+    const message =
+      issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+    throw new ConfigError(`${variable}: ${where ? `${where}: ` : ''}${message} (expected ${EXPECTED})`);
+  }
+  const sources = new Map<string, Source>();
+  for (const [name, source] of Object.entries(result.data)) {
+    const keys = new Map(Object.entries(source.keys).map(([id, key]) => [id, Buffer.from(key, 'utf8')]));
+    sources.set(name, { name, signature: source.signature, keys });
+  }
+  return sources;
+}
+
+/** Reads the sources from HOOKSTREAM_SOURCES, or from the file HOOKSTREAM_SOURCES_FILE names (secrets mounts). */
+export function loadSources(env: NodeJS.ProcessEnv = process.env): Sources {
+  const inline = env.HOOKSTREAM_SOURCES;
+  const file = env.HOOKSTREAM_SOURCES_FILE;
+  if (inline && file) {
+    throw new ConfigError(
+      'HOOKSTREAM_SOURCES_FILE: set either HOOKSTREAM_SOURCES or HOOKSTREAM_SOURCES_FILE, not both',
+    );
+  }
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+      throw new ConfigError(`HOOKSTREAM_SOURCES_FILE: cannot read ${JSON.stringify(file)} (${code})`);
+    }
+    return parseSources(text, 'HOOKSTREAM_SOURCES_FILE');
+  }
+  if (inline) return parseSources(inline, 'HOOKSTREAM_SOURCES');
+  throw new ConfigError(
+    `HOOKSTREAM_SOURCES: expected ${EXPECTED} (it is not set, nor HOOKSTREAM_SOURCES_FILE)`,
+  );
+}
+
+/** The names of the sources that accept unsigned deliveries, for the warning at start. */
+export function insecureSources(sources: Sources): string[] {
+  return [...sources.values()].filter((s) => s.signature === 'none').map((s) => s.name);
+}

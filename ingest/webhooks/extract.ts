@@ -1,0 +1,51 @@
+// Reads the three fields ingest needs (webhook id, trigger, date) from the raw bytes; the bytes stay untouched.
+import { createHash } from 'node:crypto';
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+
+export interface Extracted {
+  /** webhook.id, or `sha1:<hex digest of the body>` when the body has no usable id or does not parse. */
+  webhookId: string;
+  /** Whether webhookId came from the body (false: it is the digest). */
+  fromBody: boolean;
+  trigger: string | null;
+  webhookDate: string | null;
+}
+
+/** The key of a body without a usable webhook id: stable across retries of the same bytes. */
+export function digestKey(body: Buffer): string {
+  return `sha1:${createHash('sha1').update(body).digest('hex')}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A numeric id keeps its exact text: JSON.parse would round 12345678901234567890. */
+function numericIdText(text: string): string | undefined {
+  try {
+    const parsed = parseLossless(text) as { webhook?: { id?: unknown } };
+    const id = parsed?.webhook?.id;
+    return isLosslessNumber(id) ? id.value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function extract(body: Buffer): Extracted {
+  let parsed: unknown;
+  const text = body.toString('utf8');
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { webhookId: digestKey(body), fromBody: false, trigger: null, webhookDate: null };
+  }
+  const webhook = isRecord(parsed) && isRecord(parsed.webhook) ? parsed.webhook : undefined;
+  const trigger = typeof webhook?.trigger === 'string' ? webhook.trigger : null;
+  const webhookDate = typeof webhook?.date === 'string' ? webhook.date : null;
+  const id = webhook?.id;
+  let webhookId: string | undefined;
+  if (typeof id === 'string' && id.length > 0) webhookId = id;
+  else if (typeof id === 'number') webhookId = numericIdText(text);
+  if (webhookId === undefined) return { webhookId: digestKey(body), fromBody: false, trigger, webhookDate };
+  return { webhookId, fromBody: true, trigger, webhookDate };
+}

@@ -1,0 +1,156 @@
+// POST /webhooks/:source — raw bytes in, signature checked, envelope stored in Kafka, then 200.
+// Encapsulated: its raw-body parser and error handler apply to this route only.
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  INGEST_ERR_BODY_TOO_LARGE,
+  INGEST_ERR_SIGNATURE,
+  INGEST_ERR_UNKNOWN_SOURCE,
+  RETRY_AFTER_SECONDS,
+} from '../errors.js';
+import type { IngestMetrics } from '../metrics.js';
+import type { EnvelopeEncoder } from '../producer/encoder.js';
+import type { RawStore } from '../producer/port.js';
+import type { Source, Sources } from '../sources.js';
+import { buildEnvelope } from './envelope.js';
+import { extract } from './extract.js';
+import { verifySignature } from './signature.js';
+
+export interface WebhooksOptions {
+  sources: Sources;
+  store: RawStore;
+  encoder: EnvelopeEncoder;
+  metrics: IngestMetrics;
+  bodyLimit: number;
+}
+
+/** What this route learns about a request before its handler runs. */
+interface Delivery {
+  source: Source | undefined;
+  receivedAt: number;
+  webhookId: string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    delivery: Delivery | null;
+  }
+}
+
+/** RFC 9110 token characters, as fastify checks a media type before choosing a parser. */
+const TOKEN = /^[\w!#$%&'*+.^`|~-]+$/;
+
+/** Whether fastify would accept this Content-Type at all (it answers 415 itself otherwise, whatever the parsers). */
+export function isValidMediaType(header: string): boolean {
+  const semi = header.indexOf(';');
+  const mediaType = (semi < 0 ? header : header.slice(0, semi)).trim();
+  const slash = mediaType.indexOf('/');
+  return slash > 0 && TOKEN.test(mediaType.slice(0, slash)) && TOKEN.test(mediaType.slice(slash + 1));
+}
+
+/** Unknown sources share one label: a path segment must not create metric series. */
+const UNKNOWN_SOURCE_LABEL = '(unknown)';
+const EMPTY = Buffer.alloc(0);
+
+export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, options) => {
+  const { sources, store, encoder, metrics, bodyLimit } = options;
+
+  // Raw bytes for every content type, so no 415 ever reaches the platform and the signature is
+  // checked over exactly what was sent. The limit is enforced while reading (413).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    ['application/json', '*'],
+    { parseAs: 'buffer', bodyLimit },
+    (_request, body, done) => done(null, body),
+  );
+
+  app.decorateRequest('delivery', null);
+
+  // Before the body is read: an unknown source is refused without reading it.
+  app.addHook('onRequest', async (request: FastifyRequest<{ Params: { source: string } }>) => {
+    const source = sources.get(request.params.source);
+    request.delivery = { source, receivedAt: Date.now(), webhookId: undefined };
+    if (!source) throw new INGEST_ERR_UNKNOWN_SOURCE();
+    // An empty or malformed Content-Type would get fastify's own 415 before any parser runs: let the
+    // catch-all parser take it instead. The envelope keeps the header as sent (request.raw.headers).
+    const type = request.headers['content-type'];
+    if (type !== undefined && !isValidMediaType(type))
+      request.headers = { 'content-type': 'application/octet-stream' };
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const source = request.delivery?.source?.name ?? UNKNOWN_SOURCE_LABEL;
+    const status = String(reply.statusCode);
+    metrics.requests.inc({ source, status });
+    metrics.requestSeconds.observe({ source, status }, reply.elapsedTime / 1000);
+    // The source goes in each line rather than a child logger: pino children cost too much per request.
+    const line = {
+      source,
+      status: reply.statusCode,
+      webhookId: request.delivery?.webhookId,
+      ms: reply.elapsedTime,
+    };
+    if (reply.statusCode === 200) request.log.info(line, 'stored');
+    else request.log.warn(line, 'refused');
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => answerError(error, request, reply, bodyLimit));
+
+  app.post<{ Params: { source: string } }>('/webhooks/:source', { bodyLimit }, async (request, reply) => {
+    const delivery = request.delivery!;
+    const source = delivery.source!;
+    const body = Buffer.isBuffer(request.body) ? request.body : EMPTY;
+
+    let verifiedKeyId: string | null = null;
+    if (source.signature === 'required') {
+      const check = verifySignature(body, request.headers['x-signature'], source.keys);
+      if (!check.ok) {
+        metrics.signatureFailures.inc({ source: source.name, reason: check.reason });
+        throw new INGEST_ERR_SIGNATURE(check.reason);
+      }
+      verifiedKeyId = check.keyId;
+    }
+
+    const extracted = extract(body);
+    delivery.webhookId = extracted.webhookId;
+    const envelope = buildEnvelope({
+      source: source.name,
+      body,
+      headers: request.raw.headers,
+      url: request.url,
+      extracted,
+      verifiedKeyId,
+      receivedAt: delivery.receivedAt,
+      ingestId: request.id,
+    });
+
+    metrics.inFlight.inc({ source: source.name });
+    try {
+      const value = await encoder.encode(envelope);
+      await store.store({ key: extracted.webhookId, value, timestamp: delivery.receivedAt });
+    } finally {
+      metrics.inFlight.dec({ source: source.name });
+    }
+    return reply.code(200).send({ status: 'stored', webhookId: extracted.webhookId, ingestId: request.id });
+  });
+};
+
+function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number) {
+  const known =
+    error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new INGEST_ERR_BODY_TOO_LARGE(bodyLimit) : error;
+  const status = known.statusCode ?? 500;
+  if (status === 503) {
+    reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+    if (known.cause !== undefined) {
+      request.log.warn(
+        { source: request.delivery?.source?.name, code: known.code, err: known.cause },
+        'not stored',
+      );
+    }
+  }
+  if (status >= 500 && status !== 503) {
+    // A bug or an encoding failure: the error is logged (never the body), the platform will retry.
+    request.log.error({ source: request.delivery?.source?.name, err: error }, 'unexpected error');
+    return reply.code(500).send({ code: 'INGEST_ERR_INTERNAL', message: 'Internal error' });
+  }
+  return reply.code(status).send({ code: known.code, message: known.message });
+}

@@ -1,0 +1,164 @@
+// The listening server itself (ephemeral port, fake producer): limits on slow clients and headers, HTTPS,
+// and a graceful close that answers in-flight requests.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp, type IngestDeps } from '../../../ingest/app.js';
+import { createIngestMetrics } from '../../../ingest/metrics.js';
+import { RawProducer } from '../../../ingest/producer/raw-producer.js';
+import { parseSources } from '../../../ingest/sources.js';
+import { signBody } from '../../../ingest/webhooks/signature.js';
+import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
+
+const KEY = 'server-test-key';
+const BODY = '{"webhook":{"id":"wh_1"}}';
+const opened: Array<{ app: FastifyInstance; producer: RawProducer }> = [];
+
+async function listening(extra: Partial<IngestDeps> = {}) {
+  const { logger } = capturingLogger();
+  const kafka = new FakeKafka();
+  const producer = new RawProducer({
+    connect: kafka.connect,
+    logger,
+    lingerMs: 1,
+    maxBatchRecords: 10,
+    maxBatchBytes: 1_000_000,
+    maxPendingBytes: 1_000_000,
+    deadlineMs: 2_000,
+  });
+  producer.start();
+  await until(() => producer.ready);
+  const app = await buildApp({
+    sources: parseSources(JSON.stringify({ energy: { keys: { k1: KEY } } })),
+    store: producer,
+    encoder: new MemoryEncoder(),
+    logger,
+    metrics: createIngestMetrics({ defaultMetrics: false }),
+    ...extra,
+  });
+  opened.push({ app, producer });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { app, kafka, producer, url, port: (app.server.address() as { port: number }).port };
+}
+
+afterEach(async () => {
+  for (const { app, producer } of opened.splice(0)) {
+    await app.close();
+    await producer.close();
+  }
+});
+
+describe('ingest server', () => {
+  it('answers 431 to oversized headers', async () => {
+    const { url } = await listening();
+    const response = await fetch(`${url}/webhooks/energy`, {
+      method: 'POST',
+      body: BODY,
+      headers: { 'x-signature': signBody(BODY, KEY), 'x-padding': 'p'.repeat(20_000) },
+    });
+    expect(response.status).toBe(431);
+  });
+
+  it('drops a client that never finishes its headers', async () => {
+    const { port } = await listening({ limits: { headersTimeoutMs: 300, requestTimeoutMs: 500 } });
+    const socket = connect(port, '127.0.0.1');
+    socket.write('POST /webhooks/energy HTTP/1.1\r\nHost: x\r\n');
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk;
+      });
+      socket.on('close', () => resolve(text));
+    });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(answer).toMatch(/^HTTP\/1.1 408/);
+  });
+
+  it('drops a client that sends its body too slowly', async () => {
+    const { port } = await listening({ limits: { headersTimeoutMs: 300, requestTimeoutMs: 500 } });
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(
+      `POST /webhooks/energy HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Signature: ${signBody(BODY, KEY)}\r\n\r\n{`,
+    );
+    const trickle = setInterval(() => socket.write(' '), 100);
+    const started = Date.now();
+    await new Promise((resolve) => socket.on('close', resolve));
+    clearInterval(trickle);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('serves HTTPS from a certificate and key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ingest-tls-'));
+    try {
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
+    } catch {
+      console.warn('openssl not available: HTTPS not tested');
+      return;
+    }
+    const cert = readFileSync(join(dir, 'cert.pem'));
+    const { port, kafka } = await listening({ https: { cert, key: readFileSync(join(dir, 'key.pem')) } });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/webhooks/energy',
+          ca: cert,
+          checkServerIdentity: () => undefined,
+          headers: { 'content-type': 'application/json', 'x-signature': signBody(BODY, KEY) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
+      req.on('error', reject);
+      req.end(BODY);
+    });
+    expect(status).toBe(200);
+    expect(kafka.acked).toHaveLength(1);
+  });
+
+  it('closes gracefully: in-flight requests are answered once their records are acknowledged', async () => {
+    const { app, url, kafka, producer } = await listening();
+    kafka.behaviour = 'manual';
+    const inFlight = fetch(`${url}/webhooks/energy`, {
+      method: 'POST',
+      body: BODY,
+      headers: { 'x-signature': signBody(BODY, KEY) },
+    });
+    await until(() => kafka.sends.length === 1);
+    const closing = app.close().then(() => producer.close());
+    await new Promise((r) => setTimeout(r, 50));
+    kafka.release();
+    expect((await inFlight).status).toBe(200);
+    await closing;
+    expect(kafka.closes).toBe(1);
+  });
+});

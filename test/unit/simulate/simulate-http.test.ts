@@ -1,0 +1,322 @@
+// simulate against plain local HTTP servers: no broker needed.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse } from 'lossless-json';
+import { afterEach, describe, expect, it } from 'vitest';
+import { verifySignature } from '../../../ingest/webhooks/signature.js';
+import { CommandFailed, UsageError } from '../../../tools/cli/command.js';
+import { runSimulate } from '../../../tools/cli/commands/simulate.js';
+
+interface Received {
+  body: string;
+  headers: IncomingMessage['headers'];
+  id: string;
+  at: number;
+}
+
+interface TestServer {
+  url: string;
+  received: Received[];
+  /** Requests open at the same time, at most. */
+  maxOpen: number;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A receiver on an ephemeral port; `answer` decides each request's status (undefined: never answer). */
+async function receiver(
+  answer: (request: Received, index: number) => number | undefined | Promise<number | undefined>,
+): Promise<TestServer> {
+  const state: TestServer = { url: '', received: [], maxOpen: 0 };
+  let open = 0;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    open++;
+    state.maxOpen = Math.max(state.maxOpen, open);
+    res.on('close', () => open--);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const request = {
+        body,
+        headers: req.headers,
+        id: (parse(body) as { webhook: { id: string } }).webhook.id,
+        at: Date.now(),
+      };
+      state.received.push(request);
+      const status = await answer(request, state.received.length - 1);
+      if (status === undefined) return;
+      res.statusCode = status;
+      res.end(status === 200 ? 'ok' : 'unavailable');
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/sim?tenant=7`;
+  return state;
+}
+
+function captured() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    io: {
+      stdout: { write: (text: string) => out.push(text) },
+      stderr: { write: (text: string) => err.push(text) },
+      env: {},
+      signal: new AbortController().signal,
+      progressEveryMs: 200,
+    },
+  };
+}
+
+/** Runs a child process without blocking this one (the test's server must keep answering). */
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { encoding: 'utf8', timeout: 20_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+const KEY = 'simulate-test-key';
+const fast = [
+  '--key',
+  KEY,
+  '--rate',
+  'unlimited',
+  '--backoff',
+  '50ms',
+  '--max-backoff',
+  '400ms',
+  '--seed',
+  'http',
+];
+
+describe('hookstream simulate against a local endpoint', () => {
+  it('sends signed deliveries with the platform’s headers to the URL, query string included', async () => {
+    const server = await receiver(() => 200);
+    const { io, out } = captured();
+    expect(await runSimulate(['--url', server.url, '--count', '5', ...fast], io)).toBe(0);
+    expect(server.received).toHaveLength(5);
+    const keys = new Map([['k', Buffer.from(KEY)]]);
+    for (const request of server.received) {
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(request.headers.accept).toBe('*/*');
+      expect(request.headers['user-agent']).toMatch(/^Platform-Webhooks\/\d+\.\d+\.\d+$/);
+      expect(verifySignature(Buffer.from(request.body), request.headers['x-signature'], keys)).toMatchObject({
+        ok: true,
+      });
+    }
+    expect(out.join('')).toMatch(/^sent 5, acknowledged 5, retried 0, gave up 0 \(5 webhooks/);
+  });
+
+  it('retries an endpoint that answers 503 for a while and finally delivers everything, same id and bytes', async () => {
+    const recoversAt = Date.now() + 800;
+    const server = await receiver(() => (Date.now() < recoversAt ? 503 : 200));
+    const dir = await mkdtemp(path.join(tmpdir(), 'simulate-'));
+    const idsFile = path.join(dir, 'ids.txt');
+    try {
+      const { io, out, err } = captured();
+      const code = await runSimulate(
+        ['--url', server.url, '--count', '12', '--retry-window', '20s', '--ids-file', idsFile, ...fast],
+        io,
+      );
+      expect(code).toBe(0);
+      const summary = out.join('');
+      const retried = Number(/retried (\d+)/.exec(summary)![1]);
+      expect(summary).toMatch(/^sent 12, acknowledged 12, retried \d+, gave up 0/);
+      expect(retried).toBeGreaterThanOrEqual(12);
+      expect(retried).toBe(server.received.length - 12);
+      // Every webhook reached the endpoint with a 200 at last; its retries carried the same bytes.
+      const ids = (await readFile(idsFile, 'utf8')).trim().split('\n');
+      expect(new Set(ids).size).toBe(12);
+      for (const id of ids) {
+        const attempts = server.received.filter((r) => r.id === id);
+        expect(attempts.length).toBeGreaterThan(1);
+        expect(new Set(attempts.map((a) => a.body)).size).toBe(1);
+        expect(new Set(attempts.map((a) => a.headers['x-signature'])).size).toBe(1);
+      }
+      expect(err.join('')).toMatch(/retrying \d+/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives up on an endpoint that never recovers when the retry window ends, and says so', async () => {
+    const server = await receiver(() => 503);
+    const { io, out } = captured();
+    const started = Date.now();
+    const run = runSimulate(['--url', server.url, '--count', '3', '--retry-window', '3s', ...fast], io);
+    await expect(run).rejects.toThrow(CommandFailed);
+    await expect(run).rejects.toThrow(
+      /^gave up on 3 of 3 deliveries at the end of the 3s retry window \(last failure: HTTP 503\)$/,
+    );
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(3_000);
+    expect(elapsed).toBeLessThan(5_000);
+    expect(out.join('')).toMatch(/^sent 3, acknowledged 0, retried \d+, gave up 3/);
+    // Retries went on until the window's end.
+    const last = Math.max(...server.received.map((r) => r.at));
+    expect(last - started).toBeGreaterThanOrEqual(2_900);
+  });
+
+  it('counts an answer that does not come within the timeout as a failure and retries it', async () => {
+    const seen = new Set<string>();
+    // The first attempt of each webhook hangs; the retry is answered.
+    const server = await receiver((request) => {
+      if (seen.has(request.id)) return 200;
+      seen.add(request.id);
+      return undefined;
+    });
+    const { io, out } = captured();
+    const code = await runSimulate(['--url', server.url, '--count', '3', '--timeout', '200ms', ...fast], io);
+    expect(code).toBe(0);
+    expect(out.join('')).toMatch(/^sent 3, acknowledged 3, retried 3, gave up 0/);
+    expect(server.received).toHaveLength(6);
+  });
+
+  it('says which failure it gave up on when nothing answers in time', async () => {
+    const server = await receiver(() => undefined);
+    const { io } = captured();
+    await expect(
+      runSimulate(
+        ['--url', server.url, '--count', '1', '--timeout', '200ms', '--retry-window', '1s', ...fast],
+        io,
+      ),
+    ).rejects.toThrow(/gave up on 1 of 1 deliveries .*\(last failure: no answer within 200 ms\)/);
+  });
+
+  it('sends duplicates with the same webhook id, byte for byte or re-serialized and signed anew', async () => {
+    const server = await receiver(() => 200);
+    const { io, out } = captured();
+    expect(
+      await runSimulate(['--url', server.url, '--count', '30', '--duplicate-rate', '1', ...fast], io),
+    ).toBe(0);
+    expect(out.join('')).toMatch(
+      /^sent 60, acknowledged 60, retried 0, gave up 0 \(30 webhooks, 30 duplicates/,
+    );
+    const keys = new Map([['k', Buffer.from(KEY)]]);
+    let sameBytes = 0;
+    let reserialized = 0;
+    for (const id of new Set(server.received.map((r) => r.id))) {
+      const [first, second] = server.received.filter((r) => r.id === id);
+      expect(second).toBeDefined();
+      expect(parse(second!.body)).toEqual(parse(first!.body));
+      expect(verifySignature(Buffer.from(second!.body), second!.headers['x-signature'], keys)).toMatchObject({
+        ok: true,
+      });
+      if (second!.body === first!.body) sameBytes++;
+      else reserialized++;
+    }
+    expect(sameBytes).toBeGreaterThan(0);
+    expect(reserialized).toBeGreaterThan(0);
+  });
+
+  it('sends some webhooks after newer ones when asked to reorder', async () => {
+    const server = await receiver(() => 200);
+    const { io, out } = captured();
+    const args = [
+      '--url',
+      server.url,
+      '--count',
+      '40',
+      '--reorder-rate',
+      '0.3',
+      '--concurrency',
+      '1',
+      ...fast,
+    ];
+    expect(await runSimulate(args, io)).toBe(0);
+    expect(out.join('')).toMatch(/sent 40, acknowledged 40.*\d+ reordered/);
+    const dates = server.received.map((r) =>
+      Date.parse((parse(r.body) as { webhook: { date: string } }).webhook.date),
+    );
+    const older = dates.filter((date, i) => i > 0 && date < dates[i - 1]!);
+    expect(older.length).toBeGreaterThan(0);
+  });
+
+  it('keeps to the rate and the concurrency bound', async () => {
+    const server = await receiver(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return 200;
+    });
+    const { io } = captured();
+    const started = Date.now();
+    const args = ['--url', server.url, '--count', '10', '--key', KEY, '--rate', '20/s', '--concurrency', '2'];
+    expect(await runSimulate(args, io)).toBe(0);
+    // Ten first attempts 50 ms apart.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    const bounded = await receiver(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return 200;
+    });
+    expect(
+      await runSimulate(['--url', bounded.url, '--count', '20', '--concurrency', '2', ...fast], io),
+    ).toBe(0);
+    expect(bounded.maxOpen).toBe(2);
+  });
+
+  it('prints the summary as JSON with --json', async () => {
+    const server = await receiver(() => 200);
+    const { io, out } = captured();
+    expect(await runSimulate(['--url', server.url, '--count', '2', '--json', ...fast], io)).toBe(0);
+    expect(JSON.parse(out.join(''))).toMatchObject({
+      sent: 2,
+      acknowledged: 2,
+      retried: 0,
+      gaveUp: 0,
+      seed: 'http',
+    });
+  });
+
+  it('refuses to run without a key, or with a malformed option, in one line', async () => {
+    const { io } = captured();
+    await expect(runSimulate(['--source', 'energy'], io)).rejects.toThrow(UsageError);
+    await expect(runSimulate(['--source', 'energy'], io)).rejects.toThrow(/no signing key/);
+    await expect(runSimulate(['--source', 'energy', '--key', 'k', '--rate', 'fast'], io)).rejects.toThrow(
+      /--rate/,
+    );
+    await expect(runSimulate(['--key', 'k'], io)).rejects.toThrow(/--source/);
+    await expect(runSimulate(['--source', 'e', '--key', 'k', '--retry-window', '3'], io)).rejects.toThrow(
+      /--retry-window/,
+    );
+    await expect(
+      runSimulate(['--source', 'e', '--key', 'k', '--other-triggers', 'payment'], io),
+    ).rejects.toThrow(/--other-triggers/);
+  });
+
+  it('as the CLI: exits non-zero with one line when it gave up, and answers --help', async () => {
+    const server = await receiver(() => 503);
+    const cli = path.resolve(import.meta.dirname, '../../../tools/cli/hookstream.js');
+    const failed = await runCli([
+      cli,
+      'simulate',
+      '--url',
+      server.url,
+      '--count',
+      '1',
+      '--retry-window',
+      '500ms',
+      ...fast,
+    ]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/^sent 1, acknowledged 0, retried \d+, gave up 1/);
+    expect(failed.stderr.trim().split('\n').at(-1)).toMatch(/^hookstream: gave up on 1 of 1 deliveries/);
+    const help = await runCli([cli, 'simulate', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: hookstream simulate/);
+  }, 30_000);
+});

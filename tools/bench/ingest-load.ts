@@ -1,0 +1,125 @@
+// Open-loop load for the ingest benchmark: requests leave on schedule whatever the answers do, and each
+// latency counts from its scheduled departure (no coordinated omission).
+import { Agent, request } from 'node:http';
+
+export interface LoadStep {
+  offeredRate: number;
+  durationS: number;
+}
+
+export interface LoadResult {
+  offeredRate: number;
+  sent: number;
+  ok: number;
+  /** Answers other than 200, by status ("error" for a failed connection). */
+  failures: Record<string, number>;
+  /** Scheduled requests not sent because too many were outstanding. */
+  skipped: number;
+  throughput: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface Delivery {
+  path: string;
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Sends `deliveries` (cycled) to host:port at the offered rate for the step's duration. */
+export async function runStep(
+  target: { host: string; port: number },
+  deliveries: readonly Delivery[],
+  step: LoadStep,
+  maxOutstanding = 4_000,
+): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const total = Math.round(step.offeredRate * step.durationS);
+  const latencies = new Float64Array(total);
+  const failures: Record<string, number> = {};
+  let ok = 0;
+  let sent = 0;
+  let skipped = 0;
+  let done = 0;
+  let outstanding = 0;
+  let lastAnswer = 0;
+  const started = performance.now();
+
+  await new Promise<void>((resolve) => {
+    const finish = () => {
+      done++;
+      outstanding--;
+      if (done + skipped === total) resolve();
+    };
+    const fire = (index: number, scheduledAt: number) => {
+      if (outstanding >= maxOutstanding) {
+        skipped++;
+        if (done + skipped === total) resolve();
+        return;
+      }
+      const delivery = deliveries[index % deliveries.length]!;
+      outstanding++;
+      sent++;
+      const req = request(
+        {
+          host: target.host,
+          port: target.port,
+          method: 'POST',
+          path: delivery.path,
+          agent,
+          headers: { ...delivery.headers, 'content-length': String(delivery.body.length) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            const now = performance.now();
+            lastAnswer = now;
+            if (res.statusCode === 200) {
+              latencies[ok++] = now - scheduledAt;
+            } else {
+              const key = String(res.statusCode);
+              failures[key] = (failures[key] ?? 0) + 1;
+            }
+            finish();
+          });
+        },
+      );
+      req.on('error', () => {
+        failures.error = (failures.error ?? 0) + 1;
+        finish();
+      });
+      req.end(delivery.body);
+    };
+    let scheduled = 0;
+    const interval = 1_000 / step.offeredRate;
+    const tick = () => {
+      const now = performance.now();
+      while (scheduled < total && started + scheduled * interval <= now) {
+        fire(scheduled, started + scheduled * interval);
+        scheduled++;
+      }
+      if (scheduled < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+  agent.destroy();
+  const elapsedS = (lastAnswer - started) / 1000;
+  const sorted = latencies.slice(0, ok).sort();
+  return {
+    offeredRate: step.offeredRate,
+    sent,
+    ok,
+    failures,
+    skipped,
+    throughput: ok / Math.max(elapsedS, step.durationS),
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
+  };
+}

@@ -1,0 +1,30 @@
+// `hookstream ingest`: the webhook receiver, configured by the environment (see DESIGN.md "Configuration").
+import { runIngest } from '../../../ingest/main.js';
+import { RawTopicError } from '../../../schemas/topic-checks.js';
+import { type Command, CommandFailed, parseOptions } from '../command.js';
+
+export const command: Command = {
+  help: [
+    'usage: hookstream ingest',
+    '',
+    'Receives webhooks at POST /webhooks/<source> and stores each in webhooks.raw before answering 200.',
+    'Configured by environment variables: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX,',
+    'HOOKSTREAM_SOURCES or HOOKSTREAM_SOURCES_FILE, INGEST_HOST, INGEST_PORT, INGEST_BODY_LIMIT,',
+    'INGEST_DEADLINE_MS, INGEST_LINGER_MS, INGEST_MAX_BATCH_RECORDS, INGEST_MAX_PENDING_BYTES,',
+    'INGEST_TLS_CERT_FILE and INGEST_TLS_KEY_FILE (native HTTPS), LOG_LEVEL.',
+    'Stops gracefully on SIGTERM or SIGINT: no new requests, in-flight ones answered, queue flushed.',
+  ].join('\n'),
+  async run(args) {
+    parseOptions(args, {});
+    try {
+      return await runIngest();
+    } catch (error) {
+      if (error instanceof RawTopicError) throw new CommandFailed(error.message);
+      // kafkajs cannot reach the cluster for the start-up check: one line, not a stack.
+      if (error instanceof Error && error.name.startsWith('KafkaJS')) {
+        throw new CommandFailed(`cannot check the raw topic on KAFKA_BROKERS: ${error.message}`);
+      }
+      throw error;
+    }
+  },
+};

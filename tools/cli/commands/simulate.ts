@@ -1,0 +1,101 @@
+// `hookstream simulate`: behaves like the platform's webhook sender against an ingest (or any URL).
+import { writeFile } from 'node:fs/promises';
+import { formatDuration } from '../../../runtime/duration.js';
+import { parseSimulateArgs } from '../../simulate/options.js';
+import { progressLine, summaryJson, summaryLine } from '../../simulate/report.js';
+import { createSimulation } from '../../simulate/simulation.js';
+import { type Command, CommandFailed } from '../command.js';
+
+const HELP = `usage: hookstream simulate (--source <name> | --url <url>) [options]
+
+Sends webhooks the way the platform does: every trigger of the contract, the energy switch Full, Minimal
+and Latest-commission queries, OperationFailure results; signed with HMAC-SHA1 (X-Signature); a
+non-200 or a timeout is retried with exponential back-off (same webhook id) until the retry window ends.
+Stop with Ctrl-C. Prints progress on stderr and a final line: sent, acknowledged, retried, gave up.
+Exits non-zero if any webhook was given up.
+
+options:
+  --source <name>          post to http://127.0.0.1:8080/webhooks/<name>
+  --url <url>              post here instead (may carry a query string)
+  --key <key>              the source's shared key (also HOOKSTREAM_SIMULATE_KEY)
+  --key-file <path>        read the key from a file
+  --unsigned               send no X-Signature (a source declared "signature": "none")
+  --count <n>              webhooks to send (default: until stopped); duplicates come on top
+  --rate <n/s>             new deliveries per second: 10, 10/s, 600/m or unlimited (default 10/s)
+  --concurrency <n>        requests open at once (default 8)
+  --timeout <duration>     an attempt without an answer by then has failed (default 30s)
+  --retry-window <d>       retries stop this long after the first attempt (default 72h; 10s for tests)
+  --backoff <duration>     wait before the first retry, doubling after each (default 1s, jittered)
+  --max-backoff <d>        the wait between retries grows no longer than this (default 1h)
+  --duplicate-rate <0..1>  share of acknowledged webhooks sent again, byte for byte or re-serialized
+                           with another key order and whitespace and signed anew (default 0)
+  --reorder-rate <0..1>    share of webhooks sent after 1-3 newer ones (default 0)
+  --failure-rate <0..1>    share of queries answering OperationFailure, not found (default 0.02)
+  --other-triggers <list>  operator-enabled triggers sent now and then (default PaymentAdded,
+                           InvoiceAdded,MeterReadingAdded; "" for none)
+  --seed <text>            repeat a run's webhooks (ids, entities, values); printed at the start
+  --start <date-time>      webhook.date of the first webhook (default now); with --seed, same bytes
+  --ids-file <path>        write the acknowledged webhook ids there, one per line
+  --json                   print the final summary as JSON
+  -h, --help               this text`;
+
+export interface SimulateIo {
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  /** Stops the run (Ctrl-C); the command installs its own SIGINT handler when none is given. */
+  signal?: AbortSignal;
+  /** How often a progress line is written when stderr is not a terminal, ms. */
+  progressEveryMs?: number;
+}
+
+/** Runs the command with its input and output injected (tests run it in-process). */
+export async function runSimulate(args: string[], io: SimulateIo): Promise<number> {
+  const { simulation: options, json, idsFile } = parseSimulateArgs(args, io.env);
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  io.signal?.addEventListener('abort', stop, { once: true });
+  const ownSignal = io.signal === undefined;
+  // First Ctrl-C: stop sending and print the summary; a second one ends the process as usual.
+  const onSigint = () => {
+    process.off('SIGINT', onSigint);
+    stop();
+  };
+  if (ownSignal) process.on('SIGINT', onSigint);
+
+  const tty = io.stderr.isTTY === true;
+  io.stderr.write(`simulating the platform → ${options.url} (seed ${options.seed})\n`);
+  const simulation = createSimulation(options, { signal: controller.signal });
+  const timer = setInterval(
+    () => {
+      const line = progressLine(simulation.stats, options.count, Date.now());
+      io.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`);
+    },
+    tty ? 250 : (io.progressEveryMs ?? 5_000),
+  );
+  let result: Awaited<ReturnType<typeof simulation.run>>;
+  try {
+    result = await simulation.run();
+  } finally {
+    clearInterval(timer);
+    if (ownSignal) process.off('SIGINT', onSigint);
+    io.signal?.removeEventListener('abort', stop);
+    if (tty) io.stderr.write('\r\x1b[K');
+  }
+
+  if (idsFile !== undefined) {
+    await writeFile(idsFile, result.acknowledgedIds.map((id) => `${id}\n`).join(''));
+  }
+  io.stdout.write(`${json ? summaryJson(result, options.seed) : summaryLine(result)}\n`);
+  if (result.gaveUp > 0) {
+    throw new CommandFailed(
+      `gave up on ${result.gaveUp} of ${result.sent} deliveries at the end of the ${formatDuration(options.policy.windowMs)} retry window (last failure: ${result.lastFailure ?? 'unknown'})`,
+    );
+  }
+  return result.interrupted > 0 || controller.signal.aborted ? 130 : 0;
+}
+
+export const command: Command = {
+  help: HELP,
+  run: (args) => runSimulate(args, { stdout: process.stdout, stderr: process.stderr, env: process.env }),
+};

@@ -1,0 +1,111 @@
+// `hookstream tail <stream>`: prints a topic's records as JSON lines, values decoded through the registry.
+import { loadConfig } from '../../../runtime/config.js';
+import { createKafka } from '../../../runtime/kafka/client.js';
+import { createLogger } from '../../../runtime/log.js';
+import { createSerde } from '../../../schemas/serde.js';
+import { resolveTopic } from '../../tail/streams.js';
+import { tail, UnknownTopicError } from '../../tail/tail.js';
+import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+
+const HELP = `usage: hookstream tail <stream> [options]
+
+Prints the records of a topic as JSON lines: {topic, partition, offset, timestamp, key, value}, the value
+decoded through the schema registry (a tombstone prints value null). Bytes fields such as the raw
+envelope's body print as text when they are valid UTF-8 text, else as base64; "encodings" names which,
+by path (e.g. {"value.body":"utf8"}). Reads committed records only (read_committed), in a throwaway
+consumer group that commits no offsets. Records are in order within a partition; partitions interleave.
+
+<stream> is a topic's logical name, TOPIC_PREFIX added: webhooks.raw, webhooks.unique, webhooks.failures,
+webhooks.dlq, webhooks.dedupe-changelog, entity.<name>, entity.<name>.latest (user, account, document,
+todo, energy-switch, energy-switch-commission, other); any other name is taken as a full topic name.
+
+options:
+  --from-beginning   start at each partition's earliest record (default: only records written from now)
+  --follow           keep waiting for new records (default: stop once caught up with the end offsets taken
+                     at the start; without --from-beginning, tail always follows)
+  --key <key>        only records with this key
+  --limit <n>        stop after printing n records
+  -h, --help         this text
+
+environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL`;
+
+export interface TailIo {
+  stdout: { write(text: string): unknown };
+  env: NodeJS.ProcessEnv;
+  /** Stops a follow; the command installs its own SIGINT handler when none is given. */
+  signal?: AbortSignal;
+}
+
+/** Runs the command with its input and output injected (tests run it in-process). */
+export async function runTail(args: string[], io: TailIo): Promise<number> {
+  const { values, positionals } = parseOptions(
+    args,
+    {
+      'from-beginning': { type: 'boolean', default: false },
+      follow: { type: 'boolean', default: false },
+      key: { type: 'string' },
+      limit: { type: 'string' },
+    },
+    true,
+  );
+  if (positionals.length !== 1) {
+    throw new UsageError(
+      positionals.length === 0
+        ? 'name the stream to tail, e.g. `hookstream tail webhooks.raw`'
+        : `expected one stream, got ${positionals.length}`,
+    );
+  }
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new UsageError(`--limit: expected a positive integer, got "${values.limit}"`);
+  }
+  const config = loadConfig(io.env);
+  const topic = resolveTopic(positionals[0]!, config.TOPIC_PREFIX);
+  const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
+  const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'tail' });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookstream-tail', logger });
+  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookstream-tail' });
+
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  io.signal?.addEventListener('abort', stop, { once: true });
+  if (io.signal === undefined) process.once('SIGINT', stop);
+  const fromBeginning = values['from-beginning'] ?? false;
+  try {
+    await tail(
+      {
+        topic,
+        fromBeginning,
+        // Without --from-beginning there is nothing to catch up with: only following can show anything.
+        follow: (values.follow ?? false) || !fromBeginning,
+        ...(values.key === undefined ? {} : { key: values.key }),
+        ...(limit === undefined ? {} : { limit }),
+      },
+      { kafka, serde, write: (line) => io.stdout.write(`${line}\n`), signal: controller.signal },
+    );
+  } catch (error) {
+    if (error instanceof UnknownTopicError) throw new CommandFailed(error.message);
+    if (error instanceof Error && error.name.startsWith('KafkaJS'))
+      throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${error.message}`);
+    throw error;
+  } finally {
+    io.signal?.removeEventListener('abort', stop);
+    if (io.signal === undefined) process.off('SIGINT', stop);
+  }
+  return 0;
+}
+
+export const command: Command = {
+  help: HELP,
+  async run(args) {
+    // `hookstream tail … | head` closes the pipe: stop reading instead of failing on EPIPE.
+    const controller = new AbortController();
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') controller.abort();
+    });
+    process.once('SIGINT', () => controller.abort());
+    return runTail(args, { stdout: process.stdout, env: process.env, signal: controller.signal });
+  },
+};

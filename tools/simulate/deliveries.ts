@@ -1,0 +1,272 @@
+// The simulated platform's deliveries: a pure, seeded generator of webhook bodies shaped exactly like the
+// platform's (see ../shared/seeds/platform-webhooks.md and the fixtures), over a small evolving world
+// of users, accounts, documents, to-dos and energy switches.
+import { DEFAULT_API, type Json, recommendedQuery, webhookDate, writeBody } from './body.js';
+import {
+  ENERGY_SWITCH_SELECTIONS,
+  type EnergySwitchState,
+  type EnergySwitchVariant,
+  energySwitchRecord,
+  newEnergySwitch,
+  updateEnergySwitch,
+} from './energy-switch.js';
+import { createRandom, type Random } from './prng.js';
+
+/** The triggers the contract lists (§6). */
+export const CONTRACT_TRIGGERS = [
+  'UserAdded',
+  'UserDeleted',
+  'AccountAdded',
+  'DocumentAdded',
+  'ToDoAdded',
+  'ToDoDone',
+  'EnergySwitchAdded',
+  'EnergySwitchUpdated',
+] as const;
+export type ContractTrigger = (typeof CONTRACT_TRIGGERS)[number];
+
+/** Triggers an operator may enable on request (§6 rule 2); none starts with a contract entity's name. */
+export const DEFAULT_OTHER_TRIGGERS = ['PaymentAdded', 'InvoiceAdded', 'MeterReadingAdded'] as const;
+
+/** How often each contract trigger fires, relative to the others. */
+const TRIGGER_WEIGHTS: Record<ContractTrigger, number> = {
+  UserAdded: 12,
+  UserDeleted: 3,
+  AccountAdded: 8,
+  DocumentAdded: 10,
+  ToDoAdded: 10,
+  ToDoDone: 7,
+  EnergySwitchAdded: 15,
+  EnergySwitchUpdated: 35,
+};
+
+/** Which recommended query the platform runs for an energy switch trigger, with these odds. */
+const VARIANT_ODDS: Record<'EnergySwitchAdded' | 'EnergySwitchUpdated', [EnergySwitchVariant, number][]> = {
+  EnergySwitchAdded: [
+    ['full', 0.85],
+    ['minimal', 0.15],
+  ],
+  EnergySwitchUpdated: [
+    ['full', 0.4],
+    ['minimal', 0.25],
+    ['commission', 0.35],
+  ],
+};
+
+const ID_PREFIX: Record<string, string> = {
+  User: 'usr',
+  Account: 'acc',
+  Document: 'doc',
+  ToDo: 'todo',
+  EnergySwitch: 'es',
+};
+
+const FAILURE_DESCRIPTION: Record<string, string> = {
+  EnergySwitch: 'Energy switch not found',
+  ToDo: 'To-do not found',
+};
+
+export interface Delivery {
+  /** Position in generation order, from 0. */
+  seq: number;
+  /** `webhook.id`. */
+  id: string;
+  trigger: string;
+  /** `webhook.date` as written. */
+  date: string;
+  /** `webhook.date`, ms since the epoch. */
+  occurredAt: number;
+  /** The GraphQL type queried (`EnergySwitch`, `User`, `Payment`, …). */
+  entity: string;
+  /** `query.variables.id`. */
+  entityId: string;
+  /** The recommended query variant, for energy switches. */
+  variant?: EnergySwitchVariant;
+  /** `data` holds the record, or an OperationFailure in its place. */
+  result: 'record' | 'operation-failure';
+  /** The exact body text. */
+  body: string;
+}
+
+export interface GeneratorOptions {
+  seed: string;
+  /** `webhook.date` of the first delivery, ms since the epoch. */
+  start: number;
+  /** `query.api`. */
+  api?: string;
+  /** Share of queries answering OperationFailure for an id that is not found (besides every UserDeleted). */
+  failureRate?: number;
+  /** Operator-enabled triggers beyond the contract's; empty for none. */
+  otherTriggers?: readonly string[];
+  /** Share of deliveries that use one of `otherTriggers`. */
+  otherRate?: number;
+  /** Mean time between two triggers, ms. */
+  meanGapMs?: number;
+}
+
+export interface DeliveryGenerator {
+  next(): Delivery;
+}
+
+/** The entity a trigger names: the longest contract entity it starts with, else all but its last CamelCase word. */
+export function entityOf(trigger: string): string {
+  const known = Object.keys(ID_PREFIX)
+    .filter((entity) => trigger.startsWith(entity))
+    .sort((a, b) => b.length - a.length)[0];
+  return known ?? trigger.replace(/[A-Z][a-z0-9]*$/, '');
+}
+
+function idPrefix(entity: string): string {
+  return ID_PREFIX[entity] ?? entity.slice(0, 3).toLowerCase();
+}
+
+function failureDescription(entity: string): string {
+  return FAILURE_DESCRIPTION[entity] ?? `${entity} not found`;
+}
+
+function weighted<T>(random: Random, odds: readonly (readonly [T, number])[]): T {
+  const total = odds.reduce((sum, [, weight]) => sum + weight, 0);
+  let roll = random.next() * total;
+  for (const [value, weight] of odds) {
+    roll -= weight;
+    if (roll < 0) return value;
+  }
+  return odds[odds.length - 1]![0];
+}
+
+/** A bounded pool of ids: old entities stop receiving events, as they do in real life. */
+class Pool {
+  private readonly ids: string[] = [];
+  constructor(private readonly limit = 500) {}
+  get size(): number {
+    return this.ids.length;
+  }
+  add(id: string): void {
+    this.ids.push(id);
+    if (this.ids.length > this.limit) this.ids.shift();
+  }
+  pick(random: Random): string | undefined {
+    return this.ids.length === 0 ? undefined : random.pick(this.ids);
+  }
+  take(random: Random): string | undefined {
+    if (this.ids.length === 0) return undefined;
+    return this.ids.splice(random.int(0, this.ids.length - 1), 1)[0];
+  }
+}
+
+/** Deliveries in the order the platform's triggers fire; the same options give the same bytes. */
+export function createDeliveryGenerator({
+  seed,
+  start,
+  api = DEFAULT_API,
+  failureRate = 0.02,
+  otherTriggers = DEFAULT_OTHER_TRIGGERS,
+  otherRate = 0.02,
+  meanGapMs = 1_500,
+}: GeneratorOptions): DeliveryGenerator {
+  const random = createRandom(seed);
+  const ids = random.fork('ids');
+  const values = random.fork('values');
+  // Entity numbers start at a seeded base so two seeds rarely share ids.
+  const counters = new Map<string, number>();
+  const base = ids.int(1, 899) * 10_000;
+  const users = new Pool();
+  const todos = new Pool();
+  const switches = new Map<string, EnergySwitchState>();
+  const switchIds = new Pool();
+  let lastSwitch: string | undefined;
+  let clock = start;
+  let seq = 0;
+
+  const newId = (entity: string) => {
+    const n = (counters.get(entity) ?? base) + 1;
+    counters.set(entity, n);
+    return `${idPrefix(entity)}_${n}`;
+  };
+  // Far above any id handed out: the platform answers OperationFailure, not found.
+  const unknownId = (entity: string) => `${idPrefix(entity)}_${ids.int(9_000_000, 9_999_999)}`;
+
+  function chooseTrigger(): string {
+    if (otherTriggers.length > 0 && random.chance(otherRate)) return random.pick(otherTriggers);
+    const trigger = weighted(random, Object.entries(TRIGGER_WEIGHTS) as [ContractTrigger, number][]);
+    // Deletions, completions and updates need something to act on.
+    if (trigger === 'UserDeleted' && users.size === 0) return 'UserAdded';
+    if (trigger === 'ToDoDone' && todos.size === 0) return 'ToDoAdded';
+    if (trigger === 'EnergySwitchUpdated' && switchIds.size === 0) return 'EnergySwitchAdded';
+    return trigger;
+  }
+
+  function energySwitch(trigger: 'EnergySwitchAdded' | 'EnergySwitchUpdated', failed: boolean) {
+    const variant = weighted(random, VARIANT_ODDS[trigger]);
+    if (failed) return { variant, entityId: unknownId('EnergySwitch'), record: undefined };
+    let state: EnergySwitchState;
+    if (trigger === 'EnergySwitchAdded') {
+      const userId = users.pick(random) ?? newId('User');
+      state = newEnergySwitch(
+        values,
+        { id: newId('EnergySwitch'), userId },
+        clock - values.int(1, 90) * 1000,
+      );
+      switchIds.add(state.id);
+    } else {
+      // Updates cluster: the switch just touched is likely touched again (which makes reordering matter).
+      const id = lastSwitch && random.chance(0.4) ? lastSwitch : switchIds.pick(random)!;
+      state = updateEnergySwitch(values, switches.get(id)!, clock - values.int(1, 90) * 1000);
+    }
+    switches.set(state.id, state);
+    lastSwitch = state.id;
+    return { variant, entityId: state.id, record: energySwitchRecord(state, variant) };
+  }
+
+  return {
+    next() {
+      clock += Math.max(1, Math.round(random.exponential(meanGapMs)));
+      const trigger = chooseTrigger();
+      const entity = entityOf(trigger);
+      const deleted = trigger.endsWith('Deleted');
+      const failed = !deleted && random.chance(failureRate);
+      let entityId: string;
+      let variant: EnergySwitchVariant | undefined;
+      let record: Json | undefined;
+      if (trigger === 'EnergySwitchAdded' || trigger === 'EnergySwitchUpdated') {
+        ({ variant, entityId, record } = energySwitch(trigger, failed));
+      } else if (failed) {
+        entityId = unknownId(entity);
+      } else if (trigger === 'UserDeleted') {
+        // The user is gone by the time the query runs: the platform answers OperationFailure.
+        entityId = users.take(random)!;
+      } else if (trigger === 'ToDoDone') {
+        entityId = todos.take(random)!;
+        record = { __typename: entity, id: entityId };
+      } else {
+        entityId = newId(entity);
+        if (trigger === 'UserAdded') users.add(entityId);
+        if (trigger === 'ToDoAdded') todos.add(entityId);
+        record = { __typename: entity, id: entityId };
+      }
+      const selection = variant ? ENERGY_SWITCH_SELECTIONS[variant] : 'id';
+      const result: Json = record ?? {
+        __typename: 'OperationFailure',
+        description: failureDescription(entity),
+      };
+      const webhook = { id: `wh_${ids.hex(24)}`, trigger, date: webhookDate(clock) };
+      const body = writeBody(
+        webhook,
+        { api, query: recommendedQuery(entity, selection), variables: { id: entityId } },
+        { [`get${entity}`]: result },
+      );
+      return {
+        seq: seq++,
+        id: webhook.id,
+        trigger,
+        date: webhook.date,
+        occurredAt: clock,
+        entity,
+        entityId,
+        ...(variant ? { variant } : {}),
+        result: record ? 'record' : 'operation-failure',
+        body,
+      };
+    },
+  };
+}
