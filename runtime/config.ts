@@ -57,10 +57,20 @@ const environment = z.object({
   INGEST_TLS_CERT_FILE: z.string().optional(),
   INGEST_TLS_KEY_FILE: z.string().optional(),
   HOOKSTREAM_LOCAL_STACK: flag.default(false),
+  /** The processors' /healthz, /readyz and /metrics. */
+  PROCESSOR_HOST: z.string().min(1).default('0.0.0.0'),
+  PROCESSOR_PORT: port.default(9090),
+  /** How long a silent processor keeps its partitions (a SIGKILLed one holds them this long). */
+  PROCESSOR_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
+  /** Short, so a dead owner's open transaction blocks read_committed readers for seconds only. */
+  PROCESSOR_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(900_000).default(10_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type Config = z.infer<typeof environment>;
+
+/** The names of the variables above (sources are read by ingest: HOOKSTREAM_SOURCES, HOOKSTREAM_SOURCES_FILE). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(environment.shape);
 
 /** Validates the environment; throws a ConfigError whose message is one line naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

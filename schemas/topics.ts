@@ -63,6 +63,8 @@ export interface TopicNames {
   dlq: string;
   entity(name: EntityStream): string;
   latest(name: TableStream): string;
+  /** The tables stage's merge state (field candidates, deletion markers) for one table. */
+  mergeChangelog(name: TableStream): string;
 }
 
 /** Topic names with TOPIC_PREFIX prepended as is (include your own separator: `staging.`). */
@@ -75,6 +77,7 @@ export function topicNames(prefix = ''): TopicNames {
     dlq: `${prefix}webhooks.dlq`,
     entity: (name) => `${prefix}entity.${name}`,
     latest: (name) => `${prefix}entity.${name}.latest`,
+    mergeChangelog: (name) => `${prefix}entity.${name}.merge-changelog`,
   };
 }
 
@@ -164,6 +167,14 @@ export function topicCatalog({
       topic(names.latest(stream), `as ${names.entity(stream)}`, 'entity-latest', {
         'cleanup.policy': 'compact',
         'delete.retention.ms': { atLeast: dedupeWindowMs },
+        ...entityBytes,
+      }),
+    ),
+    // Internal: the state behind each table (deletion markers included), compacted per key; a state
+    // that may be forgotten (deleted longer than the window ago) is removed with a tombstone.
+    ...TABLE_STREAMS.map((stream) =>
+      topic(names.mergeChangelog(stream), `as ${names.entity(stream)}`, undefined, {
+        'cleanup.policy': 'compact',
         ...entityBytes,
       }),
     ),

@@ -5,6 +5,7 @@ import { type Command, UsageError } from './command.js';
 /** Each command lives in its own module, loaded only when it runs (ingest does not load the stack). */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   ingest: () => import('./commands/ingest.js'),
+  process: () => import('./commands/process.js'),
   start: () => import('./commands/start.js'),
   simulate: () => import('./commands/simulate.js'),
   stack: () => import('./commands/stack.js'),

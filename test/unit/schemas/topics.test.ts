@@ -83,6 +83,7 @@ describe('the topic catalog', () => {
     }
     expect(catalog.filter((t) => t.valueSchema === undefined).map((t) => t.name)).toEqual([
       names.dedupeChangelog,
+      ...TABLE_STREAMS.map((stream) => names.mergeChangelog(stream)),
     ]);
   });
 

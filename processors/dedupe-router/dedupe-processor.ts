@@ -1,0 +1,83 @@
+// The dedupe-router's processor: drops ids seen within the window, routes first deliveries, and
+// records every decision (routed, failure, dead-lettered) in its changelog-backed store.
+import type { InputRecord, Processor, ProcessorContext } from '../../runtime/streams/processor.js';
+import { DEDUPE_STORE, type DedupeStore } from './dedupe-store.js';
+import { type RawInput, UNDECODABLE_REASON, undecodableDeadLetter } from './poison.js';
+import { route } from './route.js';
+
+/**
+ * Marks a record `hookstream redrive` appended again after a fix. Its value names the redrive run:
+ * each run processes a dead-lettered id once, and a repeated record of the same run is a duplicate.
+ */
+export const REDRIVE_HEADER = 'hookstream-redrive';
+
+/** The id under which a redrive run's own record is remembered (a second entry in the same id set). */
+export function redriveId(id: string, run: string): string {
+  return `${id}\u0000redrive\u0000${run}`;
+}
+
+/** Stream time between two expiry runs: often enough to bound memory, rarely enough to cost nothing. */
+export const EXPIRY_INTERVAL_MS = 60_000;
+
+export class DedupeProcessor implements Processor<RawInput> {
+  #context!: ProcessorContext;
+  #store!: DedupeStore;
+
+  init(context: ProcessorContext): void {
+    this.#context = context;
+    this.#store = context.getStore<DedupeStore>(DEDUPE_STORE);
+    // Expiry is a stream-time punctuation, not a timer: a replay of months forgets exactly as live did.
+    context.schedule(EXPIRY_INTERVAL_MS, (streamTime) => {
+      const forgotten = this.#store.expire(streamTime);
+      if (forgotten > 0) context.instrument('processor.dedupe.expired', {}, forgotten);
+    });
+  }
+
+  process(record: InputRecord<RawInput>): void {
+    const context = this.#context;
+    const input = record.value;
+    if (!input.ok) {
+      // Nothing to de-duplicate by: the record itself goes to the DLQ, once, in this transaction.
+      context.forward(
+        'webhooks.dlq',
+        input.key ?? `offset:${input.position}`,
+        undecodableDeadLetter(input, record.headers),
+      );
+      context.instrument('processor.dedupe.routed', { route: 'dead-lettered', reason: UNDECODABLE_REASON });
+      return;
+    }
+    const envelope = input.envelope;
+    const id = `${envelope.source}/${envelope.webhookId}`;
+    const seen = this.#store.recent(id, context.streamTime);
+    // A redrive of an id that was dead-lettered is processed once per redrive run; anything else
+    // seen is a duplicate (the changelog's decision is what tells the two apart).
+    const run = record.headers[REDRIVE_HEADER];
+    const redriveKey = run === undefined ? undefined : redriveId(id, run);
+    const redrive =
+      seen !== undefined &&
+      seen.kind === 'dead-lettered' &&
+      redriveKey !== undefined &&
+      this.#store.recent(redriveKey, context.streamTime) === undefined;
+    if (seen !== undefined && !redrive) {
+      context.instrument('processor.dedupe.duplicate', { decision: seen.kind });
+      return;
+    }
+    const decision = route(envelope);
+    const now = Date.now();
+    for (const output of decision.outputs) {
+      // webhooks.unique holds the first delivery of every id: a redrive's was written the first time.
+      if (redrive && output.topic === 'webhooks.unique') continue;
+      context.forward(output.topic, output.key, output.value);
+      if (output.topic.startsWith('entity.'))
+        context.instrument('processor.dedupe.freshness', {}, (now - envelope.receivedAt) / 1000);
+    }
+    this.#store.put(id, { kind: decision.kind, seenAt: record.timestamp }, record.timestamp);
+    if (redrive)
+      this.#store.put(redriveKey!, { kind: decision.kind, seenAt: record.timestamp }, record.timestamp);
+    context.instrument('processor.dedupe.routed', {
+      route: decision.kind,
+      reason: decision.reason ?? '',
+      ...(redrive ? { redrive: 'true' } : {}),
+    });
+  }
+}

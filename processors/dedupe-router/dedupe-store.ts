@@ -1,0 +1,64 @@
+// The dedupe state of one raw partition: (source, webhook id) → decision, held in an IdSet of 128-bit
+// hashes and logged to webhooks.dedupe-changelog (key `<source>/<webhook.id>`, 10-byte decision value).
+
+import { IdSet } from '../../runtime/streams/id-set.js';
+import { ChangelogKeyValueStore, type KeyValueBacking } from '../../runtime/streams/store.js';
+import {
+  DECISION_TAGS,
+  type DedupeDecision,
+  decisionOfTag,
+  decodeDedupeDecision,
+  encodeDedupeDecision,
+} from './dedupe-decision.js';
+
+export const DEDUPE_STORE = 'dedupe';
+
+/** The IdSet as a key-value backing: a decision is its tag, its time the second it was seen. */
+export class IdSetBacking implements KeyValueBacking<DedupeDecision> {
+  readonly ids = new IdSet();
+
+  get(key: string): DedupeDecision | undefined {
+    const entry = this.ids.get(key);
+    if (entry === undefined) return undefined;
+    return { kind: decisionOfTag(entry.tag)!, seenAt: entry.seenAt };
+  }
+
+  set(key: string, value: DedupeDecision): void {
+    this.ids.set(key, value.seenAt, DECISION_TAGS[value.kind]);
+  }
+
+  delete(key: string): void {
+    this.ids.delete(key);
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+}
+
+/** The dedupe store: restores every decision, then forgets those older than the window by stream time. */
+export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
+  constructor(
+    readonly windowMs: number,
+    readonly ids: IdSetBacking = new IdSetBacking(),
+  ) {
+    super(DEDUPE_STORE, ids, { encode: encodeDedupeDecision, decode: decodeDedupeDecision });
+  }
+
+  /** Restore skips (forgets) changelog records older than the window at the restored stream time. */
+  restored(streamTime: number): void {
+    this.expire(streamTime);
+  }
+
+  /** Forgets ids seen before `streamTime − window`; returns how many. */
+  expire(streamTime: number): number {
+    return this.ids.ids.expireBefore(streamTime - this.windowMs);
+  }
+
+  /** The decision for an id still inside the window at `streamTime`, if any. */
+  recent(key: string, streamTime: number): DedupeDecision | undefined {
+    const found = this.get(key);
+    // Expiry runs in punctuations; between two, an id already past the window must not count.
+    return found !== undefined && found.seenAt >= streamTime - this.windowMs ? found : undefined;
+  }
+}

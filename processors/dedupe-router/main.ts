@@ -1,0 +1,65 @@
+// Starts the dedupe-router stage: schema ids looked up once, then the topology on its consumer group.
+import { createKafka } from '../../runtime/kafka/client.js';
+import { createStreamMetrics } from '../../runtime/streams/metrics.js';
+import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
+import { startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { createSerde } from '../../schemas/serde.js';
+import { topicNames, valueSubject } from '../../schemas/topics.js';
+import { dedupeMetricEvents } from './metrics.js';
+import type { RouteTopic } from './route.js';
+import { dedupeTopology, ROUTER_OUTPUTS } from './topology.js';
+
+export const DEDUPE_ROUTER = 'dedupe-router';
+
+/** The consumer group of the live router; transactional ids are `<group>-<topic>-<partition>`. */
+export function dedupeRouterAppId(prefix: string): string {
+  return `${prefix}hookstream-dedupe-router`;
+}
+
+export async function startDedupeRouter({
+  config,
+  logger,
+  registry,
+  concurrency = 1,
+}: StageSettings): Promise<RunningStage> {
+  const prefix = config.TOPIC_PREFIX;
+  const names = topicNames(prefix);
+  const log = logger.child({ stage: DEDUPE_ROUTER });
+  const serde = createSerde({
+    registryUrl: config.SCHEMA_REGISTRY_URL,
+    clientId: 'hookstream-dedupe-router',
+  });
+  const topicOf = (logical: RouteTopic) => `${prefix}${logical}`;
+  const schemaIds = new Map<string, number>();
+  for (const logical of ROUTER_OUTPUTS) {
+    const topic = topicOf(logical);
+    schemaIds.set(topic, await serde.latestSchemaId(valueSubject(topic)));
+  }
+  const topology = dedupeTopology({
+    rawTopic: names.raw,
+    changelogTopic: names.dedupeChangelog,
+    topicOf,
+    schemaIds,
+    serde,
+    windowMs: config.DEDUPE_WINDOW,
+  });
+  const metrics = createStreamMetrics({ app: DEDUPE_ROUTER, registry, events: dedupeMetricEvents(registry) });
+  const kafka = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: 'hookstream-dedupe-router',
+    logger: log,
+  });
+  const app = await startStreamApp({
+    kafka,
+    topology,
+    appId: dedupeRouterAppId(prefix),
+    guarantee: 'exactly-once',
+    logger: log,
+    instrument: metrics.instrument,
+    transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
+    sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+    partitionsConsumedConcurrently: concurrency,
+  });
+  metrics.watch(app);
+  return { name: DEDUPE_ROUTER, app, close: () => app.close() };
+}

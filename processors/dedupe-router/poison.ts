@@ -1,0 +1,54 @@
+// Raw records the router cannot decode at all (not the envelope's Avro, unknown schema id, no value):
+// they go to the DLQ with what the record had, and never stop their partition.
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import type { DeadLetter } from './dead-letter.js';
+
+/** The reason of a dead letter for a record that is not a raw envelope. */
+export const UNDECODABLE_REASON = 'envelope-undecodable';
+export const DECODE_STAGE = 'dedupe-router.decode';
+
+export type RawInput =
+  | { readonly ok: true; readonly envelope: RawEnvelope }
+  | {
+      readonly ok: false;
+      readonly message: string;
+      readonly key: string | null;
+      readonly value: Buffer | null;
+      readonly timestamp: number;
+      readonly position: string;
+    };
+
+/**
+ * Whether a decode error says the bytes are bad (a poison record) rather than that the registry
+ * could not be asked (then the batch is retried, not dead-lettered).
+ */
+export function isUndecodable(error: unknown): boolean {
+  const e = error as { name?: unknown; status?: unknown; code?: unknown };
+  if (e?.name === 'ConfluentSchemaRegistryArgumentError') return true;
+  if (typeof e?.status === 'number') return e.status === 404 || e.status === 422;
+  if (typeof e?.code === 'string') return false; // ECONNREFUSED, ETIMEDOUT, …
+  // Framing (serde's own check) and Avro errors (truncated buffer, invalid union index, …).
+  return error instanceof Error && !/fetch failed|network|timeout|socket/i.test(error.message);
+}
+
+/** The dead letter of an undecodable record: its bytes as the body, its key as the id. */
+export function undecodableDeadLetter(
+  input: Extract<RawInput, { ok: false }>,
+  headers: Readonly<Record<string, string>>,
+): DeadLetter {
+  return {
+    reason: UNDECODABLE_REASON as DeadLetter['reason'],
+    message: `the raw record at ${input.position} is not a raw envelope: ${input.message}`,
+    stage: DECODE_STAGE as DeadLetter['stage'],
+    webhookId: input.key ?? `offset:${input.position}`,
+    source: '',
+    trigger: null,
+    webhookDate: null,
+    receivedAt: input.timestamp,
+    body: input.value ?? Buffer.alloc(0),
+    headers: { ...headers },
+    query: null,
+    verifiedKeyId: null,
+    ingestId: '',
+  };
+}

@@ -1,0 +1,94 @@
+// The dedupe-router as data: webhooks.raw → DedupeProcessor → unique, entity.*, failures, dlq; its
+// store logs to webhooks.dedupe-changelog. Topic names come in, so replay runs it side by side.
+import type { SinkNode, Topology } from '../../runtime/streams/topology.js';
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import { type Serde, schemaIdOf } from '../../schemas/serde.js';
+import { DedupeProcessor } from './dedupe-processor.js';
+import { DEDUPE_STORE, DedupeStore } from './dedupe-store.js';
+import { isUndecodable, type RawInput } from './poison.js';
+import type { RouteTopic } from './route.js';
+
+/** Every topic the router writes besides its changelog, by logical name (route.ts's names). */
+export const ROUTER_OUTPUTS: readonly RouteTopic[] = [
+  'webhooks.unique',
+  'entity.user',
+  'entity.account',
+  'entity.document',
+  'entity.todo',
+  'entity.energy-switch',
+  'entity.energy-switch-commission',
+  'entity.other',
+  'webhooks.failures',
+  'webhooks.dlq',
+];
+
+/** Outputs keyed as raw go to the raw record's partition number, in raw's order. */
+const COPARTITIONED = new Set<RouteTopic>(['webhooks.unique', 'webhooks.dlq']);
+
+export interface DedupeTopologyOptions {
+  /** webhooks.raw's real name. */
+  rawTopic: string;
+  changelogTopic: string;
+  /** The real topic of each logical output. */
+  topicOf(logical: RouteTopic): string;
+  /** The registry schema id of each real output topic's values (looked up once at start). */
+  schemaIds: ReadonlyMap<string, number>;
+  serde: Serde;
+  windowMs: number;
+  /** Topology (app) name; transactional ids derive from the app id, not this. */
+  name?: string;
+}
+
+export function dedupeTopology({
+  rawTopic,
+  changelogTopic,
+  topicOf,
+  schemaIds,
+  serde,
+  windowMs,
+  name = 'dedupe-router',
+}: DedupeTopologyOptions): Topology<RawInput> {
+  const sinks: SinkNode[] = ROUTER_OUTPUTS.map((logical) => {
+    const topic = topicOf(logical);
+    const schemaId = schemaIds.get(topic);
+    if (schemaId === undefined) throw new Error(`no registered value schema for ${topic}`);
+    return {
+      name: logical,
+      topic,
+      copartitioned: COPARTITIONED.has(logical),
+      serialize: (value: unknown) => serde.encode(schemaId, value),
+    };
+  });
+  return {
+    name,
+    sources: [
+      {
+        topic: rawTopic,
+        async deserialize(message): Promise<RawInput> {
+          const position = `${message.topic}/${message.partition}/${message.offset}`;
+          const poison = (text: string): RawInput => ({
+            ok: false,
+            message: text,
+            key: message.key?.toString('utf8') ?? null,
+            value: message.value,
+            timestamp: message.timestamp,
+            position,
+          });
+          if (message.value === null) return poison('the record has no value');
+          try {
+            schemaIdOf(message.value);
+            return { ok: true, envelope: await serde.decode<RawEnvelope>(message.value) };
+          } catch (error) {
+            if (!isUndecodable(error)) throw error;
+            return poison((error as Error).message);
+          }
+        },
+      },
+    ],
+    processor: { name: 'dedupe', create: () => new DedupeProcessor() },
+    stores: [
+      { name: DEDUPE_STORE, changelogTopic: () => changelogTopic, create: () => new DedupeStore(windowMs) },
+    ],
+    sinks,
+  };
+}

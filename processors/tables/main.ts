@@ -1,0 +1,53 @@
+// Starts the tables stage: schema ids looked up once, then the topology at-least-once on its group.
+import { createKafka } from '../../runtime/kafka/client.js';
+import { createStreamMetrics } from '../../runtime/streams/metrics.js';
+import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
+import { startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { createSerde } from '../../schemas/serde.js';
+import { TABLE_STREAMS, topicNames, valueSubject } from '../../schemas/topics.js';
+import { tablesMetricEvents } from './metrics.js';
+import { type TableTopic, tablesTopology } from './topology.js';
+
+export const TABLES = 'tables';
+
+export function tablesAppId(prefix: string): string {
+  return `${prefix}hookstream-tables`;
+}
+
+export async function startTables({
+  config,
+  logger,
+  registry,
+  concurrency = 1,
+}: StageSettings): Promise<RunningStage> {
+  const prefix = config.TOPIC_PREFIX;
+  const names = topicNames(prefix);
+  const log = logger.child({ stage: TABLES });
+  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookstream-tables' });
+  const tables: TableTopic[] = [];
+  for (const stream of TABLE_STREAMS) {
+    tables.push({
+      stream,
+      source: names.entity(stream),
+      latest: names.latest(stream),
+      changelog: names.mergeChangelog(stream),
+      schemaId: await serde.latestSchemaId(valueSubject(names.latest(stream))),
+    });
+  }
+  const topology = tablesTopology({ tables, serde, windowMs: config.DEDUPE_WINDOW });
+  const metrics = createStreamMetrics({ app: TABLES, registry, events: tablesMetricEvents(registry) });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookstream-tables', logger: log });
+  const app = await startStreamApp({
+    kafka,
+    topology,
+    appId: tablesAppId(prefix),
+    // Applying an event twice changes nothing (merge.ts), so no transactions here.
+    guarantee: 'at-least-once',
+    logger: log,
+    instrument: metrics.instrument,
+    sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+    partitionsConsumedConcurrently: concurrency,
+  });
+  metrics.watch(app);
+  return { name: TABLES, app, close: () => app.close() };
+}

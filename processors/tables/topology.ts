@@ -1,0 +1,71 @@
+// The tables stage as data: entity.<name> → TableProcessor → entity.<name>.latest, each partition's
+// merge state logged to entity.<name>.merge-changelog. Topic names come in, so replay can reuse it.
+import type { SinkNode, Topology } from '../../runtime/streams/topology.js';
+import type { Serde } from '../../schemas/serde.js';
+import type { TableStream } from '../../schemas/topics.js';
+import { MERGE_STORE, MergeStore } from './merge-store.js';
+import { type EntityInput, TableProcessor } from './table-processor.js';
+
+export interface TableTopic {
+  stream: TableStream;
+  /** entity.<name>'s real name. */
+  source: string;
+  /** entity.<name>.latest's real name. */
+  latest: string;
+  changelog: string;
+  /** The registry schema id of the table's values. */
+  schemaId: number;
+}
+
+export function tablesTopology({
+  tables,
+  serde,
+  windowMs,
+  name = 'tables',
+}: {
+  tables: readonly TableTopic[];
+  serde: Serde;
+  windowMs: number;
+  name?: string;
+}): Topology<EntityInput | null> {
+  const bySource = new Map(tables.map((t) => [t.source, t]));
+  const of = (topic: string) => {
+    const table = bySource.get(topic);
+    if (table === undefined) throw new TypeError(`no table reads ${topic}`);
+    return table;
+  };
+  const sinks: SinkNode[] = tables.map((t) => ({
+    name: `latest:${t.stream}`,
+    topic: t.latest,
+    // Same partition count as its stream: a key's row lives where its events are merged.
+    copartitioned: true,
+    serialize: (value: unknown) => serde.encode(t.schemaId, value),
+  }));
+  return {
+    name,
+    sources: tables.map((t) => ({
+      topic: t.source,
+      async deserialize(message): Promise<EntityInput | null> {
+        // The router wrote these with the registry; a value that does not decode is a bug upstream.
+        if (message.value === null) return null;
+        return serde.decode<EntityInput>(message.value);
+      },
+    })),
+    processor: {
+      name: 'merge',
+      create: () =>
+        new TableProcessor(
+          (topic) => `latest:${of(topic).stream}`,
+          (topic) => of(topic).stream,
+        ),
+    },
+    stores: [
+      {
+        name: MERGE_STORE,
+        changelogTopic: (source) => of(source).changelog,
+        create: () => new MergeStore(windowMs),
+      },
+    ],
+    sinks,
+  };
+}

@@ -1,0 +1,134 @@
+// The stream kit's Prometheus series, fed by instrumentation events; apps add their own events' series.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Instrument } from './partition-task.js';
+import type { StreamApp } from './stream-runner.js';
+
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export type EventHandler = (labels: Readonly<Record<string, string>>, value: number | undefined) => void;
+
+export interface StreamMetrics {
+  /** Pass to the stream app (and so to its processors' context). */
+  instrument: Instrument;
+  /** Gauges read at scrape time: partitions by status, entries per store (tracked ids). */
+  watch(app: StreamApp): void;
+}
+
+/** One registry may hold several apps' series (both stages in one process): series are shared, `app` labels them. */
+export function createStreamMetrics({
+  app,
+  registry,
+  events = {},
+}: {
+  app: string;
+  registry: Registry;
+  /** Handlers for the app's own events (`processor.dedupe.duplicate`, …). */
+  events?: Record<string, EventHandler>;
+}): StreamMetrics {
+  const series = kitSeries(registry);
+  const handlers: Record<string, EventHandler> = {
+    'stream.batch': ({ topic = '' }, value) => series.records.inc({ app, topic }, value ?? 0),
+    'stream.transaction': (_l, value) => series.transactionSeconds.observe({ app }, value ?? 0),
+    'stream.batch.seconds': (_l, value) => series.batchSeconds.observe({ app }, value ?? 0),
+    'stream.batch.retry': () => series.retries.inc({ app }),
+    'stream.lag': ({ topic = '', partition = '' }, value) =>
+      series.lag.set({ app, topic, partition }, value ?? 0),
+    'stream.restore': ({ topic = '' }, value) => series.restoreSeconds.observe({ app, topic }, value ?? 0),
+    ...events,
+  };
+  return {
+    instrument: (event, labels = {}, value) => handlers[event]?.(labels, value),
+    watch(streamApp) {
+      series.watched.set(app, streamApp);
+    },
+  };
+}
+
+interface KitSeries {
+  records: Counter<'app' | 'topic'>;
+  transactionSeconds: Histogram<'app'>;
+  batchSeconds: Histogram<'app'>;
+  retries: Counter<'app'>;
+  lag: Gauge<'app' | 'topic' | 'partition'>;
+  restoreSeconds: Histogram<'app' | 'topic'>;
+  watched: Map<string, StreamApp>;
+}
+
+const kitSeriesByRegistry = new WeakMap<Registry, KitSeries>();
+
+function kitSeries(registry: Registry): KitSeries {
+  const existing = kitSeriesByRegistry.get(registry);
+  if (existing) return existing;
+  const registers = [registry];
+  const watched = new Map<string, StreamApp>();
+  const created: KitSeries = {
+    watched,
+    records: new Counter({
+      name: 'hookstream_stream_records_total',
+      help: 'Input records processed and committed, by app and input topic.',
+      labelNames: ['app', 'topic'] as const,
+      registers,
+    }),
+    transactionSeconds: new Histogram({
+      name: 'hookstream_stream_transaction_seconds',
+      help: 'Time to write a batch: outputs, changelog and offsets sent and committed (one transaction when exactly-once).',
+      labelNames: ['app'] as const,
+      buckets: SECONDS,
+      registers,
+    }),
+    batchSeconds: new Histogram({
+      name: 'hookstream_stream_batch_seconds',
+      help: 'Time to process and write one fetched batch, decode to commit.',
+      labelNames: ['app'] as const,
+      buckets: SECONDS,
+      registers,
+    }),
+    retries: new Counter({
+      name: 'hookstream_stream_batch_retries_total',
+      help: 'Batches aborted and tried again (not fencing: that drops the partition).',
+      labelNames: ['app'] as const,
+      registers,
+    }),
+    lag: new Gauge({
+      name: 'hookstream_stream_consumer_lag',
+      help: 'Records between the last batch fetched and the partition end, per input partition.',
+      labelNames: ['app', 'topic', 'partition'] as const,
+      registers,
+    }),
+    restoreSeconds: new Histogram({
+      name: 'hookstream_stream_restore_seconds',
+      help: 'Time to restore a changelog for newly assigned partitions.',
+      labelNames: ['app', 'topic'] as const,
+      buckets: SECONDS,
+      registers,
+    }),
+  };
+  new Gauge({
+    name: 'hookstream_stream_partitions',
+    help: 'Input partitions held, by state (opening, restoring, ready).',
+    labelNames: ['app', 'status'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [app, streamApp] of watched) {
+        for (const task of streamApp.tasks()) this.inc({ app, status: task.status });
+      }
+    },
+  });
+  new Gauge({
+    name: 'hookstream_stream_store_entries',
+    help: 'Entries held in state stores (for the dedupe store: tracked ids), summed over partitions.',
+    labelNames: ['app', 'store'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [app, streamApp] of watched) {
+        for (const task of streamApp.tasks()) {
+          for (const [store, size] of Object.entries(task.stores)) this.inc({ app, store }, size);
+        }
+      }
+    },
+  });
+  kitSeriesByRegistry.set(registry, created);
+  return created;
+}

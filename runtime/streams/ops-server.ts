@@ -1,0 +1,57 @@
+// /healthz (alive), /readyz (state restored, producers ready) and /metrics for stream apps, on node:http.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface OpsServerOptions {
+  host: string;
+  port: number;
+  registry: Registry;
+  /** Named readiness checks; /readyz answers 200 only when every one is true. */
+  checks: Record<string, () => boolean>;
+}
+
+export interface OpsServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startOpsServer({ host, port, registry, checks }: OpsServerOptions): Promise<OpsServer> {
+  let closing = false;
+  const server: Server = createServer((request, response) => {
+    const send = (status: number, body: string, type = 'application/json') => {
+      response.writeHead(status, { 'content-type': type });
+      response.end(body);
+    };
+    const path = (request.url ?? '/').split('?')[0];
+    if (request.method !== 'GET') return send(405, JSON.stringify({ error: 'method not allowed' }));
+    if (path === '/healthz') return send(200, JSON.stringify({ status: 'ok' }));
+    if (path === '/readyz') {
+      const results: Record<string, boolean> = { accepting: !closing };
+      for (const [name, check] of Object.entries(checks)) results[name] = check();
+      const ready = Object.values(results).every(Boolean);
+      return send(ready ? 200 : 503, JSON.stringify({ ready, checks: results }));
+    }
+    if (path === '/metrics') {
+      registry.metrics().then(
+        (text) => send(200, text, registry.contentType),
+        (error: unknown) => send(500, JSON.stringify({ error: String(error) })),
+      );
+      return;
+    }
+    send(404, JSON.stringify({ error: 'not found' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const { address, port: bound } = server.address() as AddressInfo;
+  const shown = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${shown}:${bound}`,
+    close() {
+      closing = true;
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,130 @@
+// Changelog-backed state stores: writes are held per batch and become state only when the batch commits.
+//
+// Kafka Streams wipes a task's state when an exactly-once transaction aborts; here a store keeps the
+// batch's writes in an overlay instead, so an aborted batch is forgotten without a restore and the
+// retried batch sees the state as committed.
+
+/** One record of a store's changelog topic: the key, the encoded value (null deletes), stream time. */
+export interface ChangelogRecord {
+  readonly key: string;
+  readonly value: Buffer | null;
+  readonly timestamp: number;
+}
+
+/** What the kit needs from every store of a partition task. */
+export interface StateStore {
+  readonly name: string;
+  /** Applies one changelog record while restoring, before any input is processed. */
+  restore(record: ChangelogRecord): void;
+  /** Called once the changelog partition was read to its end, with the restored stream time. */
+  restored?(streamTime: number): void;
+  /** The changelog records written since the last commit or rollback, to go in the batch's transaction. */
+  takeChangelog(): ChangelogRecord[];
+  /** The batch committed: its writes become the store's state. */
+  commit(): void;
+  /** The batch was aborted: its writes are forgotten. */
+  rollback(): void;
+  /** Entries held (for /metrics). */
+  readonly size: number;
+  close?(): void;
+}
+
+/** Where a store lives: it names its changelog topic (per source topic), like withLoggingEnabled. */
+export interface StoreSpec {
+  readonly name: string;
+  /** The changelog topic of the store for the given source topic; written to the input's partition number. */
+  changelogTopic(sourceTopic: string): string;
+  /** A fresh, empty store for one input partition. */
+  create(partition: number): StateStore;
+}
+
+export interface Codec<V> {
+  encode(value: V): Buffer;
+  decode(bytes: Buffer): V;
+}
+
+/** The committed state under a key-value store: a Map, an id set of hashes, … */
+export interface KeyValueBacking<V> {
+  get(key: string): V | undefined;
+  set(key: string, value: V, timestamp: number): void;
+  delete(key: string): void;
+  readonly size: number;
+}
+
+/** A Map as backing, for stores whose keys must be listed (tables). */
+export class MapBacking<V> implements KeyValueBacking<V> {
+  readonly map = new Map<string, V>();
+  get(key: string): V | undefined {
+    return this.map.get(key);
+  }
+  set(key: string, value: V): void {
+    this.map.set(key, value);
+  }
+  delete(key: string): void {
+    this.map.delete(key);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+interface Pending<V> {
+  value: V | undefined;
+  timestamp: number;
+}
+
+/** A key-value store whose every write is logged to its changelog in the batch's transaction. */
+export class ChangelogKeyValueStore<V> implements StateStore {
+  #pending = new Map<string, Pending<V>>();
+  #log: ChangelogRecord[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly backing: KeyValueBacking<V>,
+    private readonly codec: Codec<V>,
+  ) {}
+
+  get(key: string): V | undefined {
+    const pending = this.#pending.get(key);
+    return pending ? pending.value : this.backing.get(key);
+  }
+
+  put(key: string, value: V, timestamp: number): void {
+    this.#pending.set(key, { value, timestamp });
+    this.#log.push({ key, value: this.codec.encode(value), timestamp });
+  }
+
+  delete(key: string, timestamp: number): void {
+    this.#pending.set(key, { value: undefined, timestamp });
+    this.#log.push({ key, value: null, timestamp });
+  }
+
+  restore({ key, value, timestamp }: ChangelogRecord): void {
+    if (value === null) this.backing.delete(key);
+    else this.backing.set(key, this.codec.decode(value), timestamp);
+  }
+
+  takeChangelog(): ChangelogRecord[] {
+    const log = this.#log;
+    this.#log = [];
+    return log;
+  }
+
+  commit(): void {
+    for (const [key, { value, timestamp }] of this.#pending) {
+      if (value === undefined) this.backing.delete(key);
+      else this.backing.set(key, value, timestamp);
+    }
+    this.#pending.clear();
+    this.#log = [];
+  }
+
+  rollback(): void {
+    this.#pending.clear();
+    this.#log = [];
+  }
+
+  get size(): number {
+    return this.backing.size;
+  }
+}

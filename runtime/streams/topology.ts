@@ -1,0 +1,60 @@
+// A stream app as data (Kafka Streams' Topology): sources → one processor → sinks, with its stores.
+// One topology.ts per processor app builds it from topic names, so replay reuses it with other names.
+import type { Processor } from './processor.js';
+import type { StoreSpec } from './store.js';
+
+/** A Kafka message as the kit hands it to a deserializer. */
+export interface SourceMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly timestamp: number;
+}
+
+export interface SourceNode<V> {
+  readonly topic: string;
+  /**
+   * Turns the bytes into the processor's input. Data it cannot read must come back as a value the
+   * processor handles (a poison record goes to the DLQ and never stops its partition); a throw means
+   * the infrastructure failed (the registry is down) and the batch is retried.
+   */
+  deserialize(message: SourceMessage): Promise<V>;
+}
+
+export interface SinkNode {
+  readonly name: string;
+  readonly topic: string;
+  /** Write each record to the input record's partition number (co-partitioned with the input). */
+  readonly copartitioned?: boolean;
+  /** Value bytes; null (a tombstone) passes through as null. */
+  serialize(value: unknown): Promise<Buffer> | Buffer;
+}
+
+export interface Topology<V> {
+  /** Names the app: consumer group and transactional ids derive from it. */
+  readonly name: string;
+  readonly sources: readonly SourceNode<V>[];
+  readonly processor: { readonly name: string; create(): Processor<V> };
+  readonly stores: readonly StoreSpec[];
+  readonly sinks: readonly SinkNode[];
+}
+
+/** Checks the topology's names once, at start, so a typo fails before any record is read. */
+export function validateTopology<V>(topology: Topology<V>): Topology<V> {
+  const names = (kind: string, list: readonly { name: string }[]) => {
+    const seen = new Set<string>();
+    for (const { name } of list) {
+      if (seen.has(name)) throw new Error(`topology ${topology.name}: two ${kind}s named ${name}`);
+      seen.add(name);
+    }
+  };
+  names('sink', topology.sinks);
+  names('store', topology.stores);
+  if (topology.sources.length === 0) throw new Error(`topology ${topology.name}: no source`);
+  const topics = new Set(topology.sources.map((s) => s.topic));
+  if (topics.size !== topology.sources.length)
+    throw new Error(`topology ${topology.name}: a topic read twice`);
+  return topology;
+}

@@ -1,0 +1,74 @@
+// Exactly once in webhooks.unique and the entity streams under retries, re-serialized duplicates and
+// reordering; and ids forgotten after the window, by stream time, restore included.
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import type { RunningStage } from '../../runtime/streams/stage.js';
+import { testStack } from '../helpers/stack.js';
+import { expectExactlyOnce, ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { bodyFor, generateLoad } from './processors-load.js';
+
+describe('the dedupe-router, exactly once', () => {
+  const stages: RunningStage[] = [];
+  afterEach(async () => {
+    for (const stage of stages.splice(0)) await stage.close();
+  });
+
+  it('passes thousands of deliveries with retries, re-serialized duplicates and reordering exactly once', async () => {
+    const harness = new ProcessorsHarness(testStack(), randomPrefix('eos'), 4);
+    await harness.setUp();
+    const load = generateLoad({ ids: 3_000, retries: 1_500 });
+    await harness.produceRaw(load.envelopes);
+    stages.push(
+      await startDedupeRouter({ config: harness.config(), logger: quietLogger(), registry: new Registry() }),
+    );
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
+    await expectExactlyOnce(harness, load.ids);
+  });
+
+  it('forgets ids older than the window by stream time, after a restore too', async () => {
+    const harness = new ProcessorsHarness(testStack(), randomPrefix('window'), 1, { DEDUPE_WINDOW: '72h' });
+    await harness.setUp(72 * 3_600_000);
+    const hour = 3_600_000;
+    // Recent enough that the changelog's retention (window + 1 day, by the broker's clock) keeps them:
+    // retention is what deletes aged-out ids on disk, and restore must see B to remember it.
+    const t0 = Date.now() - 82 * hour;
+    const envelope = (id: string, at: number) => ({
+      webhookId: id,
+      source: 'window',
+      trigger: null,
+      webhookDate: null,
+      receivedAt: at,
+      body: Buffer.from(JSON.stringify(bodyFor(id, 0))),
+      headers: {},
+      query: null,
+      verifiedKeyId: null,
+      ingestId: `${id}@${at}`,
+    });
+    const start = () =>
+      startDedupeRouter({ config: harness.config(), logger: quietLogger(), registry: new Registry() });
+    const caughtUp = () => harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
+
+    // A at t0, B at t0+70h; then C at t0+80h moves stream time past A's window, not B's.
+    await harness.produceRaw([
+      envelope('wh_a', t0),
+      envelope('wh_b', t0 + 70 * hour),
+      envelope('wh_c', t0 + 80 * hour),
+    ]);
+    stages.push(await start());
+    await caughtUp();
+    await stages.pop()!.close();
+
+    // A fresh instance restores the changelog: A is skipped (older than the window at the restored
+    // stream time), B is remembered.
+    await harness.produceRaw([envelope('wh_a', t0 + 81 * hour), envelope('wh_b', t0 + 81 * hour)]);
+    stages.push(await start());
+    await caughtUp();
+
+    const unique = await harness.read<{ webhookId: string; ingestId: string }>(harness.names.unique);
+    const ingests = unique.map((r) => r.value!.ingestId).sort();
+    expect(ingests).toEqual(
+      [`wh_a@${t0}`, `wh_a@${t0 + 81 * hour}`, `wh_b@${t0 + 70 * hour}`, `wh_c@${t0 + 80 * hour}`].sort(),
+    );
+  });
+});

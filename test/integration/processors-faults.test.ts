@@ -1,0 +1,139 @@
+// The dedupe-router under faults, run as a real child process: SIGKILL in the middle of a batch and a
+// restart; two instances sharing the partitions, one killed. Nothing lost, nothing duplicated.
+import type { ChildProcess } from 'node:child_process';
+import { afterEach, describe, it } from 'vitest';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
+import { testStack } from '../helpers/stack.js';
+import { expectExactlyOnce, ProcessorsHarness, randomPrefix, waitReady } from './processors-harness.js';
+import { generateLoad } from './processors-load.js';
+
+/** The broker forgets a SIGKILLed member after this; the survivor or the restart then gets its partitions. */
+const SESSION_TIMEOUT_MS = '6000';
+
+/** Each test waits out at least one session timeout and a restore; a loaded machine needs room. */
+const FAULT_TEST_TIMEOUT_MS = 240_000;
+
+async function committedRecords(harness: ProcessorsHarness, groupId: string): Promise<bigint> {
+  const admin = harness.kafka.admin();
+  await admin.connect();
+  try {
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [harness.names.raw] });
+    return (committed?.partitions ?? []).reduce(
+      (sum, p) => sum + (p.offset === '-1' ? 0n : BigInt(p.offset)),
+      0n,
+    );
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 60_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('the dedupe-router under faults', () => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  it(
+    'killed with SIGKILL in the middle of a batch, then restarted, loses nothing and duplicates nothing',
+    async () => {
+      const harness = new ProcessorsHarness(testStack(), randomPrefix('sigkill'), 3);
+      await harness.setUp();
+      const load = generateLoad({ ids: 6_000, retries: 3_000 });
+      await harness.produceRaw(load.envelopes);
+      const groupId = dedupeRouterAppId(harness.prefix);
+      const env = { PROCESSOR_SESSION_TIMEOUT_MS: SESSION_TIMEOUT_MS };
+
+      const first = await harness.spawnProcess(['--only', 'dedupe-router'], env);
+      children.push(first.child);
+      // The first transaction committed: later batches are in flight when the kill lands.
+      await until(async () => (await committedRecords(harness, groupId)) > 0n, 60_000, 'a first commit');
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const atKill = await committedRecords(harness, groupId);
+
+      const second = await harness.spawnProcess(['--only', 'dedupe-router'], env);
+      children.push(second.child);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      second.child.kill('SIGTERM');
+      await second.exited;
+      await expectExactlyOnce(harness, load.ids);
+      // The kill did land before the end (otherwise this test proves little).
+      if (atKill >= BigInt(load.envelopes.length))
+        throw new Error('the first instance finished before it was killed');
+    },
+    FAULT_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'shares the partitions between two instances; when one is killed the other restores its state and lets no duplicate through',
+    async () => {
+      const harness = new ProcessorsHarness(testStack(), randomPrefix('takeover'), 6);
+      await harness.setUp();
+      const load = generateLoad({ ids: 4_000, retries: 4_000 });
+      const half = load.envelopes.length / 2;
+      await harness.produceRaw(load.envelopes.slice(0, half));
+      const groupId = dedupeRouterAppId(harness.prefix);
+      const env = { PROCESSOR_SESSION_TIMEOUT_MS: SESSION_TIMEOUT_MS };
+
+      const a = await harness.spawnProcess(['--only', 'dedupe-router'], env);
+      const b = await harness.spawnProcess(['--only', 'dedupe-router'], env);
+      children.push(a.child, b.child);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await Promise.all([waitReady(`${a.url}/readyz`), waitReady(`${b.url}/readyz`)]);
+
+      // The second half holds retries of ids the first half brought to both instances.
+      const produced = harness.produceRaw(load.envelopes.slice(half));
+      await new Promise((r) => setTimeout(r, 300));
+      a.child.kill('SIGKILL');
+      await produced;
+      await a.exited;
+      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await waitReady(`${b.url}/readyz`);
+      b.child.kill('SIGTERM');
+      await b.exited;
+      await expectExactlyOnce(harness, load.ids);
+    },
+    FAULT_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'fences a paused instance that wakes up after its partitions moved: the zombie writes nothing',
+    async () => {
+      const harness = new ProcessorsHarness(testStack(), randomPrefix('zombie'), 4);
+      await harness.setUp();
+      const load = generateLoad({ ids: 3_000, retries: 3_000 });
+      const third = Math.floor(load.envelopes.length / 3);
+      await harness.produceRaw(load.envelopes.slice(0, third));
+      const groupId = dedupeRouterAppId(harness.prefix);
+      const env = { PROCESSOR_SESSION_TIMEOUT_MS: SESSION_TIMEOUT_MS };
+
+      const zombie = await harness.spawnProcess(['--only', 'dedupe-router'], env);
+      children.push(zombie.child);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      // Frozen (a long GC pause, a stalled VM): its session expires, the survivor takes every partition.
+      zombie.child.kill('SIGSTOP');
+      const survivor = await harness.spawnProcess(['--only', 'dedupe-router'], env);
+      children.push(survivor.child);
+      await harness.produceRaw(load.envelopes.slice(third, 2 * third));
+      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      // It wakes up believing it still owns its partitions; meanwhile more records arrive.
+      zombie.child.kill('SIGCONT');
+      await harness.produceRaw(load.envelopes.slice(2 * third));
+      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await waitReady(`${survivor.url}/readyz`);
+      survivor.child.kill('SIGTERM');
+      zombie.child.kill('SIGTERM');
+      await Promise.all([survivor.exited, zombie.exited]);
+      await expectExactlyOnce(harness, load.ids);
+    },
+    FAULT_TEST_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,109 @@
+// The dedupe-router's topology through the in-memory driver: decisions, changelog and expiry.
+import { describe, expect, it } from 'vitest';
+import { decodeDedupeDecision } from '../../../processors/dedupe-router/dedupe-decision.js';
+import { REDRIVE_HEADER } from '../../../processors/dedupe-router/dedupe-processor.js';
+import type { RawInput } from '../../../processors/dedupe-router/poison.js';
+import { dedupeTopology, ROUTER_OUTPUTS } from '../../../processors/dedupe-router/topology.js';
+import { TopologyTestDriver } from '../../../runtime/streams/test-driver.js';
+import type { Serde } from '../../../schemas/serde.js';
+import { envelopeFor, storedDeliveries } from '../processors/fixtures.js';
+
+const HOUR = 3_600_000;
+const WINDOW = 72 * HOUR;
+const RAW = 'webhooks.raw';
+const CHANGELOG = 'webhooks.dedupe-changelog';
+
+function topology() {
+  return dedupeTopology({
+    rawTopic: RAW,
+    changelogTopic: CHANGELOG,
+    topicOf: (logical) => logical,
+    schemaIds: new Map(ROUTER_OUTPUTS.map((t, i) => [t, i + 1])),
+    serde: {} as Serde,
+    windowMs: WINDOW,
+  });
+}
+
+const ok = (envelope: ReturnType<typeof envelopeFor>): RawInput => ({ ok: true, envelope });
+const T0 = Date.parse('2026-11-20T00:00:00Z');
+
+describe('the dedupe-router topology', () => {
+  it('routes each fixture once and drops the two retries', () => {
+    const driver = new TopologyTestDriver(topology());
+    storedDeliveries().forEach(({ envelope }, i) => {
+      driver.pipe(RAW, 0, { key: envelope.webhookId, value: ok(envelope), timestamp: T0 + i * 1000 });
+    });
+    const unique = driver.sink('webhooks.unique');
+    expect(unique).toHaveLength(storedDeliveries().length - 2);
+    expect(new Set(unique.map((u) => u.key)).size).toBe(unique.length);
+    expect(driver.events.filter((e) => e.event === 'processor.dedupe.duplicate')).toHaveLength(2);
+    // unique and the DLQ stay on the raw record's partition; entity streams go by key.
+    expect(unique.every((u) => u.partition === 0)).toBe(true);
+    expect(driver.sink('entity.user').every((u) => u.partition === undefined)).toBe(true);
+  });
+
+  it('logs every decision to the input partition, dead-lettered ones included', () => {
+    const driver = new TopologyTestDriver(topology());
+    const bad = envelopeFor('{"webhook":{"id":"wh_bad"}}');
+    driver.pipe(RAW, 2, { key: 'wh_bad', value: ok(bad), timestamp: T0 });
+    const log = driver.changelogs.get(`${CHANGELOG}/2`)!;
+    expect(log).toHaveLength(1);
+    expect(log[0]!.key).toBe(`${bad.source}/wh_bad`);
+    expect(decodeDedupeDecision(log[0]!.value!)).toEqual({ kind: 'dead-lettered', seenAt: T0 });
+    expect(driver.sink('webhooks.dlq')).toHaveLength(1);
+  });
+
+  it('processes a dead-lettered id once per redrive run, and a plain retry of it not at all', () => {
+    const driver = new TopologyTestDriver(topology());
+    const bad = envelopeFor('{"webhook":{"id":"wh_r"}}');
+    const redrive = (at: number, run: string) =>
+      driver.pipe(RAW, 0, {
+        key: 'wh_r',
+        value: ok(bad),
+        timestamp: T0 + at,
+        headers: { [REDRIVE_HEADER]: run },
+      });
+    driver.pipe(RAW, 0, { key: 'wh_r', value: ok(bad), timestamp: T0 });
+    driver.pipe(RAW, 0, { key: 'wh_r', value: ok(bad), timestamp: T0 + 1 });
+    redrive(2, 'fix');
+    redrive(3, 'fix');
+    // Dead-lettered again by the redrive (the body is still bad), once for run "fix".
+    expect(driver.sink('webhooks.dlq')).toHaveLength(2);
+    // A later run tries again.
+    redrive(4, 'fix-2');
+    expect(driver.sink('webhooks.dlq')).toHaveLength(3);
+    expect(driver.sink('webhooks.unique')).toHaveLength(1);
+  });
+
+  it('sends an undecodable record to the DLQ and goes on', () => {
+    const driver = new TopologyTestDriver(topology());
+    const poison: RawInput = {
+      ok: false,
+      message: 'not Avro',
+      key: 'k',
+      value: Buffer.from('garbage'),
+      timestamp: T0,
+      position: 'webhooks.raw/0/5',
+    };
+    driver.pipe(RAW, 0, { key: 'k', value: poison, timestamp: T0 });
+    const [dead] = driver.sink('webhooks.dlq');
+    expect(dead!.value).toMatchObject({ reason: 'envelope-undecodable', body: Buffer.from('garbage') });
+    expect(driver.changelogs.get(`${CHANGELOG}/0`) ?? []).toEqual([]);
+  });
+
+  it('forgets ids after the window by stream time, and a new owner restores only what is still inside', () => {
+    const driver = new TopologyTestDriver(topology());
+    const [a, b, c] = storedDeliveries().map((d) => d.envelope);
+    driver.pipe(RAW, 0, { key: a!.webhookId, value: ok(a!), timestamp: T0 });
+    driver.pipe(RAW, 0, { key: b!.webhookId, value: ok(b!), timestamp: T0 + 70 * HOUR });
+    driver.pipe(RAW, 0, { key: c!.webhookId, value: ok(c!), timestamp: T0 + 80 * HOUR });
+    const next = new TopologyTestDriver(topology(), driver.changelogs);
+    next.pipe(RAW, 0, { key: a!.webhookId, value: ok(a!), timestamp: T0 + 81 * HOUR });
+    next.pipe(RAW, 0, { key: b!.webhookId, value: ok(b!), timestamp: T0 + 81 * HOUR });
+    expect(next.sink('webhooks.unique').map((u) => u.key)).toEqual([a!.webhookId]);
+    // Live, without a restart, the same holds.
+    driver.pipe(RAW, 0, { key: a!.webhookId, value: ok(a!), timestamp: T0 + 81 * HOUR });
+    driver.pipe(RAW, 0, { key: b!.webhookId, value: ok(b!), timestamp: T0 + 81 * HOUR });
+    expect(driver.sink('webhooks.unique').map((u) => u.key)).toEqual([a, b, c, a].map((e) => e!.webhookId));
+  });
+});
