@@ -9,12 +9,15 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // Unit tests run first: a broken pure function fails in seconds, before the broker starts.
+          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
           globalSetup: ['test/helpers/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
