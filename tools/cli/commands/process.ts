@@ -1,18 +1,9 @@
 // `hookstream process`: runs the processors (dedupe-router and tables, or one of them) with /healthz,
 // /readyz and /metrics, until SIGTERM or SIGINT.
-import { collectDefaultMetrics, Registry } from 'prom-client';
-import { startDedupeRouter } from '../../../processors/dedupe-router/main.js';
-import { startTables } from '../../../processors/tables/main.js';
+import { STAGES, startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
-import { startOpsServer } from '../../../runtime/streams/ops-server.js';
-import type { RunningStage, StageSettings } from '../../../runtime/streams/stage.js';
 import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
-
-const STAGES: Record<string, (settings: StageSettings) => Promise<RunningStage>> = {
-  'dedupe-router': startDedupeRouter,
-  tables: startTables,
-};
 
 const HELP = `usage: hookstream process [options]
 
@@ -41,36 +32,22 @@ export const command: Command = {
 
     const config = loadConfig();
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'process' });
-    const registry = new Registry();
-    collectDefaultMetrics({ register: registry, prefix: 'hookstream_process_' });
-    const stages: RunningStage[] = [];
-    const closeAll = async () => {
-      for (const stage of stages.reverse()) await stage.close();
-    };
-    try {
-      for (const name of names) stages.push(await STAGES[name]!({ config, logger, registry, concurrency }));
-    } catch (error) {
-      await closeAll();
-      // A subject or topic that does not exist yet: one line saying what to do, not a stack.
-      if ((error as { status?: unknown }).status === 404) {
-        throw new CommandFailed(
-          `a value schema is not registered (${(error as Error).message.split('\n')[0]}): run \`hookstream topics\` first`,
-        );
-      }
-      throw error;
-    }
-    const ops = await startOpsServer({
-      host: config.PROCESSOR_HOST,
-      port: config.PROCESSOR_PORT,
-      registry,
-      checks: Object.fromEntries(stages.map((s) => [s.name, () => s.app.isReady()])),
-    });
-    logger.info({ url: ops.url, stages: names }, 'processors running');
+    const processors = await startProcessors({ config, logger, stages: names, concurrency }).catch(
+      (error: unknown) => {
+        // A subject or topic that does not exist yet: one line saying what to do, not a stack.
+        if ((error as { status?: unknown }).status === 404) {
+          throw new CommandFailed(
+            `a value schema is not registered (${(error as Error).message.split('\n')[0]}): run \`hookstream topics\` first`,
+          );
+        }
+        throw error;
+      },
+    );
 
     const outcome = await new Promise<{ signal?: NodeJS.Signals; stopped?: string }>((resolve) => {
       process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }));
       process.once('SIGINT', () => resolve({ signal: 'SIGINT' }));
-      for (const stage of stages) void stage.app.stopped.then(() => resolve({ stopped: stage.name }));
+      void processors.stopped.then((stopped) => resolve({ stopped }));
     });
     logger.info(outcome, 'shutting down');
     const force = setTimeout(() => {
@@ -78,8 +55,7 @@ export const command: Command = {
       process.exit(1);
     }, 30_000);
     force.unref();
-    await ops.close();
-    await closeAll();
+    await processors.close();
     clearTimeout(force);
     return outcome.stopped === undefined ? 0 : 1;
   },

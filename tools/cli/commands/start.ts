@@ -1,10 +1,11 @@
 // `hookstream start`: everything for local use in one process — the stack (unless one is configured or
-// already up), topics and schemas, ingest and the processors — until Ctrl-C stops all it started.
+// already up), topics and schemas, ingest and both processor stages — until Ctrl-C stops all it started.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startIngest } from '../../../ingest/main.js';
 import { loadSources, type Sources } from '../../../ingest/sources.js';
+import { startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
 import { defaultStateDir, runningStack, type Stack, startStack } from '../../stack/index.js';
@@ -16,7 +17,8 @@ const HELP = [
   '',
   'Runs hookstream for local use: a Kafka broker and schema registry (unless KAFKA_BROKERS and',
   'SCHEMA_REGISTRY_URL are set, or `hookstream stack up` already runs one), the topics and schemas,',
-  'and ingest. Prints the webhook URL, the key and a command that sends signed deliveries.',
+  'ingest and both processor stages (dedupe-router, tables). Prints the webhook URL, the key and a',
+  'command that sends signed deliveries.',
   'Ctrl-C stops everything it started; the data stays in the state directory for the next start.',
   '',
   'options:',
@@ -127,10 +129,15 @@ export const command: Command = {
         warn: (message) => logger.warn(message),
       });
       const ingest = await startIngest({ config, sources, logger });
+      const processors = await startProcessors({ config, logger }).catch(async (error: unknown) => {
+        await ingest.close();
+        throw error;
+      });
 
       const signed = firstSignedSource(sources);
       const host = config.INGEST_HOST === '0.0.0.0' ? '127.0.0.1' : config.INGEST_HOST;
       const base = `${ingest.url.startsWith('https') ? 'https' : 'http'}://${host}:${config.INGEST_PORT}`;
+      const ops = processors.ops.url.replace('//0.0.0.0:', '//127.0.0.1:');
       console.log(
         [
           '',
@@ -145,19 +152,24 @@ export const command: Command = {
                 `    npx hookstream simulate --url ${base}/webhooks/${signed.name} --key ${signed.key} --count 100`,
               ]
             : []),
-          `  health:    ${base}/readyz   metrics: ${base}/metrics`,
+          `  ingest:    ${base}/readyz   ${base}/metrics`,
+          `  processors: ${processors.stages.map((stage) => stage.name).join(' and ')}: ${ops}/readyz   ${ops}/metrics`,
+          '  see what arrives:  npx hookstream tail entity.energy-switch --from-beginning   (or any topic)',
           '',
           'Ctrl-C stops everything this command started.',
         ].join('\n'),
       );
 
-      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      const reason = await new Promise<string>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
+        void processors.stopped.then((stage) => resolve(`the ${stage} stage stopped`));
       });
-      console.log(`\n${signal}: stopping…`);
+      console.log(`\n${reason}: stopping…`);
+      // Ingest first (no new deliveries), then the processors finish their transactions.
       await ingest.close();
-      return 0;
+      await processors.close();
+      return reason.startsWith('SIG') ? 0 : 1;
     } catch (error) {
       if (error instanceof Error && error.name.startsWith('KafkaJS')) {
         throw new CommandFailed(`Kafka at ${stack.brokers.join(',')}: ${error.message}`);
