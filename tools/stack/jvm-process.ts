@@ -5,6 +5,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { StackError } from './errors.js';
 
 const SUPERVISOR = fileURLToPath(new URL('./supervise.js', import.meta.url));
 
@@ -107,6 +108,22 @@ export async function logTail(file: string, lines = 15): Promise<string> {
   } catch {
     return '';
   }
+}
+
+/**
+ * The error for a JVM that did not become ready: stops it first (nothing left behind), then names the
+ * log file and quotes its last lines, where the reason is.
+ */
+export async function notReadyError(
+  jvm: RunningJvm,
+  outcome: 'exited' | 'timeout',
+  what: string,
+  logFile: string,
+): Promise<StackError> {
+  await jvm.stop();
+  const tail = await logTail(logFile, 5);
+  const happened = outcome === 'exited' ? 'exited while starting' : 'did not answer in time';
+  return new StackError(`${what} ${happened}: see ${logFile}${tail ? `\n${tail}` : ''}`);
 }
 
 export async function launchJvm(spec: JvmSpec): Promise<RunningJvm> {

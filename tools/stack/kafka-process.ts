@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import type { Logger } from '../../runtime/log.js';
 import type { Artifacts } from './artifacts.js';
 import { StackError } from './errors.js';
-import { launchJvm, logTail, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
+import { launchJvm, notReadyError, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
 import { freePort, portIsFree } from './ports.js';
 import {
   kafkaLog4jProperties,
@@ -134,11 +134,7 @@ export async function createKafkaNode(options: KafkaNodeOptions): Promise<KafkaN
       if (outcome !== 'ready') {
         const running = jvm;
         jvm = undefined;
-        await running.stop();
-        const tail = await logTail(paths.logFile, 5);
-        throw new StackError(
-          `Kafka ${outcome === 'exited' ? 'exited while starting' : 'did not answer in time'} on ${brokers[0]}: see ${paths.logFile}${tail ? `\n${tail}` : ''}`,
-        );
+        throw await notReadyError(running, outcome, `Kafka on ${brokers[0]}`, paths.logFile);
       }
       log.info({ brokers, pid: jvm.pid, ms: Date.now() - started }, 'Kafka ready');
     },

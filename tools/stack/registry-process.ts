@@ -3,8 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../runtime/log.js';
 import type { Artifacts } from './artifacts.js';
-import { StackError } from './errors.js';
-import { launchJvm, logTail, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
+import { launchJvm, notReadyError, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
 import { freePort, portIsFree } from './ports.js';
 import { registrySystemProperties, systemPropertyArgs } from './properties.js';
 import { waitForRegistry } from './readiness.js';
@@ -105,11 +104,7 @@ export async function createRegistryNode(options: RegistryNodeOptions): Promise<
       if (outcome !== 'ready') {
         const running = jvm;
         jvm = undefined;
-        await running.stop();
-        const tail = await logTail(paths.logFile, 5);
-        throw new StackError(
-          `the schema registry ${outcome === 'exited' ? 'exited while starting' : 'did not answer in time'} at ${url}: see ${paths.logFile}${tail ? `\n${tail}` : ''}`,
-        );
+        throw await notReadyError(running, outcome, `the schema registry at ${url}`, paths.logFile);
       }
       log.info({ url, pid: jvm.pid, ms: Date.now() - started }, 'schema registry ready');
     },
