@@ -4,6 +4,8 @@ import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 
 /** Every reason the router dead-letters a delivery for, in the order the checks run. */
 export const DLQ_REASONS = [
+  /** The raw record is not a raw envelope (not its Avro, an unknown schema id, no value): poison.ts. */
+  'envelope-undecodable',
   /** Not UTF-8 JSON, or a key given twice with different values. */
   'body-not-json',
   /** JSON, but not an object. */
@@ -42,8 +44,13 @@ export const DLQ_REASONS = [
 
 export type DlqReason = (typeof DLQ_REASONS)[number];
 
-/** Where in the pipeline the delivery was given up: parsing the bytes, or reading the contract. */
-export type DlqStage = 'dedupe-router.parse' | 'dedupe-router.route';
+/**
+ * Where in the pipeline a delivery is given up: decoding the raw record into an envelope (poison.ts),
+ * parsing the body's bytes, or reading the contract (route.ts).
+ */
+export const DLQ_STAGES = ['dedupe-router.decode', 'dedupe-router.parse', 'dedupe-router.route'] as const;
+
+export type DlqStage = (typeof DLQ_STAGES)[number];
 
 export interface DeadLetter {
   reason: DlqReason;

@@ -1,11 +1,11 @@
 // Raw records the router cannot decode at all (not the envelope's Avro, unknown schema id, no value):
 // they go to the DLQ with what the record had, and never stop their partition.
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
-import type { DeadLetter } from './dead-letter.js';
+import type { DeadLetter, DlqReason, DlqStage } from './dead-letter.js';
 
 /** The reason of a dead letter for a record that is not a raw envelope. */
-export const UNDECODABLE_REASON = 'envelope-undecodable';
-export const DECODE_STAGE = 'dedupe-router.decode';
+export const UNDECODABLE_REASON = 'envelope-undecodable' satisfies DlqReason;
+export const DECODE_STAGE = 'dedupe-router.decode' satisfies DlqStage;
 
 export type RawInput =
   | { readonly ok: true; readonly envelope: RawEnvelope }
@@ -37,9 +37,9 @@ export function undecodableDeadLetter(
   headers: Readonly<Record<string, string>>,
 ): DeadLetter {
   return {
-    reason: UNDECODABLE_REASON as DeadLetter['reason'],
+    reason: UNDECODABLE_REASON,
     message: `the raw record at ${input.position} is not a raw envelope: ${input.message}`,
-    stage: DECODE_STAGE as DeadLetter['stage'],
+    stage: DECODE_STAGE,
     webhookId: input.key ?? `offset:${input.position}`,
     source: '',
     trigger: null,

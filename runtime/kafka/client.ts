@@ -44,12 +44,24 @@ export function kafkaLevelFor(pinoLevel: string): number {
   }
 }
 
+/**
+ * kafkajs warns this for every idempotent producer whose retries are limited. Ingest limits them on
+ * purpose (its sends must end before the request deadline): a producer that gives up is replaced by
+ * a new one with a new producer id, and the delivery is answered 503 for the platform to retry. The
+ * warning would repeat at every start and replacement without telling anyone anything, so: debug.
+ */
+const LIMITED_RETRIES_WARNING = 'Limiting retries for the idempotent producer may invalidate EoS guarantees';
+
 /** kafkajs's level for an entry, as a pino method name. */
-export function pinoLevelFor(entry: Pick<LogEntry, 'level' | 'log'>): 'error' | 'warn' | 'info' | 'debug' {
-  // kafkajs logs every error response at ERROR from the connection, even the ones its caller expects
-  // and handles (a topic that already exists, metadata for a topic not yet created); the caller
-  // decides whether it is an error, so these stay at debug.
-  if (entry.log.message.startsWith('[Connection] Response')) return 'debug';
+export function pinoLevelFor(
+  entry: Pick<LogEntry, 'namespace' | 'level' | 'log'>,
+): 'error' | 'warn' | 'info' | 'debug' {
+  // The connection logs every error response at ERROR (`Response InitProducerId(key: 22, version: 1)`
+  // with the error beside it), even the ones its caller expects and handles: a coordinator that is
+  // loading or moved (retried), a topic that already exists, metadata for a topic not yet created.
+  // The caller decides whether it is an error and logs or throws it then, so these stay at debug.
+  if (entry.namespace === 'Connection' && entry.log.message.startsWith('Response ')) return 'debug';
+  if (entry.namespace === 'Producer' && entry.log.message === LIMITED_RETRIES_WARNING) return 'debug';
   switch (entry.level) {
     case KafkaLogLevel.ERROR:
       return 'error';

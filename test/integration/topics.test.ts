@@ -82,6 +82,19 @@ describe('ensureTopics against a real broker', () => {
     });
   });
 
+  it('creates twenty topics at once and returns when every partition has a leader', async () => {
+    const p = freshPrefix();
+    const many = Array.from({ length: 20 }, (_, i) => spec(`${p}many-${i}`, { partitions: 4 }));
+    const result = await ensureTopics(admin, many);
+    expect(result.topics.map((t) => t.action)).toEqual(many.map(() => 'created'));
+    const { topics } = await admin.fetchTopicMetadata({ topics: many.map((s) => s.name) });
+    expect(topics).toHaveLength(20);
+    for (const topic of topics) {
+      expect(topic.partitions).toHaveLength(4);
+      expect(topic.partitions.every((partition) => partition.leader >= 0)).toBe(true);
+    }
+  });
+
   it('changes nothing on a second run, and says so', async () => {
     const p = freshPrefix();
     await ensureTopics(admin, [spec(`${p}a`)]);
@@ -188,9 +201,20 @@ describe('hookstream topics', () => {
     const options = { config, logger, local: true, warn: () => {} };
     const first = await setUpTopics(options);
     expect(first.changed).toBe(true);
-    expect(first.topics).toHaveLength(17);
-    // Every topic but the router's internal changelog has a registered value schema.
-    expect(first.schemas).toHaveLength(16);
+    const catalog = topicCatalog({
+      prefix: p,
+      bodyLimit: config.INGEST_BODY_LIMIT,
+      dedupeWindowMs: config.DEDUPE_WINDOW,
+      partitions: 1,
+      replicationFactor: 1,
+    });
+    expect(first.topics.map((t) => t.name).sort()).toEqual(catalog.map((t) => t.name).sort());
+    // Every topic but the internal changelogs has a registered value schema.
+    const withSchema = catalog.filter((t) => t.valueSchema !== undefined);
+    expect(withSchema.length).toBeGreaterThan(0);
+    expect(first.schemas.map((s) => s.subject).sort()).toEqual(
+      withSchema.map((t) => `${t.name}-value`).sort(),
+    );
     expect(first.schemas).toContainEqual(
       expect.objectContaining({ subject: `${p}webhooks.raw-value`, schema: 'raw-envelope' }),
     );
