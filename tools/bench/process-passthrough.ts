@@ -15,6 +15,7 @@ export async function runPassThrough({
   groupId,
   expected,
   concurrency,
+  onRecords = () => undefined,
 }: {
   kafka: Kafka;
   input: string;
@@ -22,6 +23,8 @@ export async function runPassThrough({
   groupId: string;
   expected: number;
   concurrency: number;
+  /** Called with each committed batch's record count (the bench follows progress through it). */
+  onRecords?: (count: number) => void;
 }): Promise<PassThroughResult> {
   const producers = new Map<number, Producer>();
   const producerFor = async (partition: number) => {
@@ -80,6 +83,7 @@ export async function runPassThrough({
       resolveOffset(batch.lastOffset());
       await heartbeat();
       seen += batch.messages.length;
+      onRecords(batch.messages.length);
       if (seen >= expected) finish();
     },
   });

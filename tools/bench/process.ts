@@ -1,117 +1,60 @@
-// `npm run bench:process`: the dedupe-router's throughput and CPU per event with exactly-once on,
-// beside a bare kafkajs exactly-once pass-through of the same records, and the heap it holds per
-// tracked id. Needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL (e.g. from `hookstream stack`).
+// `npm run bench:process`: over one pre-filled raw topic (default 200,000 webhook ids + 20,000 retries),
+// in one run: Kafka's consumer perf test, a bare kafkajs exactly-once pass-through, the dedupe-router
+// (exactly-once) and the tables stage over the entity streams the router wrote, each in its own process
+// with its CPU and the broker's per event; then the restore rate of the dedupe changelog the router
+// wrote, heap per tracked id at 1M ids, and a CPU profile of the router (a separate, smaller pass).
+// Writes the Markdown section into docs/benchmarks.md between the bench:process markers.
+// Needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL (e.g. from `hookstream stack`).
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { encodeDedupeDecision } from '../../processors/dedupe-router/dedupe-decision.js';
 import { DedupeStore } from '../../processors/dedupe-router/dedupe-store.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
-import { loadConfig } from '../../runtime/config.js';
-import { withAdmin } from '../../runtime/kafka/admin.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
+import { tablesAppId } from '../../processors/tables/main.js';
 import { createKafka } from '../../runtime/kafka/client.js';
-import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
-import { createSerde } from '../../schemas/serde.js';
-import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
-import { generateLoad } from '../../test/integration/processors-load.js';
-import { runPassThrough } from './process-passthrough.js';
+import { TABLE_STREAMS, topicNames } from '../../schemas/topics.js';
+import { findBrokerPid } from './process-measure.js';
+import { consumerPerfTest } from './process-perf.js';
+import { summariseProfile } from './process-profile.js';
+import { type Report, renderReport, writeReport } from './process-report.js';
+import {
+  type Env,
+  endOffsetSum,
+  follow,
+  killWorker,
+  load1,
+  log,
+  type Progress,
+  prefill,
+  rawProgress,
+  spawnWorker,
+  transactionalProgress,
+  type Worker,
+} from './process-run.js';
 
 const { values: opts } = parseArgs({
   options: {
-    ids: { type: 'string', default: '60000' },
-    retries: { type: 'string', default: '15000' },
+    ids: { type: 'string', default: '200000' },
+    retries: { type: 'string', default: '20000' },
     partitions: { type: 'string', default: '6' },
     'memory-ids': { type: 'string', default: '1000000' },
+    /** Ids of the separate profiled router pass (retries: a tenth of them); 0 skips it. */
+    'profile-ids': { type: 'string', default: '40000' },
+    'broker-pid': { type: 'string' },
+    'no-write': { type: 'boolean', default: false },
+    'keep-topics': { type: 'boolean', default: false },
   },
 });
-const log = (message: string) => console.error(`bench:process ${message}`);
 
 const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
 const registryUrl = process.env.SCHEMA_REGISTRY_URL;
 if (brokers.length === 0 || !registryUrl) {
   console.error('bench:process: set KAFKA_BROKERS and SCHEMA_REGISTRY_URL (a running stack)');
   process.exit(2);
-}
-
-const partitions = Number(opts.partitions);
-const prefix = `bench-process-${randomBytes(3).toString('hex')}.`;
-const names = topicNames(prefix);
-const logger = pino({ level: 'warn' });
-const kafka = createKafka({ brokers, clientId: 'bench-process', logger });
-
-/** CPU seconds this process used while `run` ran, and its wall time. */
-async function measured<T>(run: () => Promise<T>): Promise<{ result: T; cpuSeconds: number }> {
-  const before = process.cpuUsage();
-  const result = await run();
-  const used = process.cpuUsage(before);
-  return { result, cpuSeconds: (used.user + used.system) / 1e6 };
-}
-
-async function produceLoad(): Promise<number> {
-  const specs = topicCatalog({
-    prefix,
-    bodyLimit: 1_048_576,
-    dedupeWindowMs: 7 * 86_400_000,
-    partitions,
-    replicationFactor: 1,
-  });
-  specs.push({ ...specs.find((s) => s.name === names.unique)!, name: `${prefix}passthrough` });
-  await withAdmin(kafka, (admin) => ensureTopics(admin, specs));
-  const serde = createSerde({ registryUrl: registryUrl! });
-  await serde.registerAll(prefix);
-  const schemaId = await serde.latestSchemaId(valueSubject(names.raw));
-  const load = generateLoad({
-    ids: Number(opts.ids),
-    retries: Number(opts.retries),
-    startAt: Date.now() - 3_600_000,
-  });
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
-  for (let i = 0; i < load.envelopes.length; i += 2_000) {
-    const slice = load.envelopes.slice(i, i + 2_000);
-    const messages = await Promise.all(
-      slice.map(async (e) => ({
-        key: e.webhookId,
-        value: await serde.encode(schemaId, e),
-        timestamp: String(e.receivedAt),
-      })),
-    );
-    await producer.send({ topic: names.raw, messages, acks: -1 });
-  }
-  await producer.disconnect();
-  return load.envelopes.length;
-}
-
-/**
- * Waits until the group committed every record; returns the steady-state window: from the first
- * commit seen to the last (start-up, group join and restore not counted), with its CPU.
- */
-async function waitCaughtUp(
-  groupId: string,
-  total: number,
-): Promise<{ records: number; seconds: number; cpuSeconds: number }> {
-  return withAdmin(kafka, async (admin) => {
-    let first: { at: number; cpu: NodeJS.CpuUsage; records: number } | undefined;
-    for (;;) {
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [names.raw] });
-      const sum = (committed?.partitions ?? []).reduce(
-        (s, p) => s + (p.offset === '-1' ? 0 : Number(p.offset)),
-        0,
-      );
-      if (first === undefined && sum > 0)
-        first = { at: performance.now(), cpu: process.cpuUsage(), records: sum };
-      if (first !== undefined && sum >= total) {
-        const cpu = process.cpuUsage(first.cpu);
-        return {
-          records: total - first.records,
-          seconds: (performance.now() - first.at) / 1000,
-          cpuSeconds: (cpu.user + cpu.system) / 1e6,
-        };
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  });
 }
 
 function heapPerTrackedId(count: number): number {
@@ -134,63 +77,163 @@ function heapPerTrackedId(count: number): number {
   return (after - before) / count;
 }
 
+/** Runs one worker until its group committed everything, then stops it: its steady window and its whole life. */
+async function measureStage(
+  env: Env,
+  spawnIt: () => Worker,
+  progressOf: () => Promise<() => Promise<Progress>>,
+  current: { worker?: Worker },
+) {
+  const worker = spawnIt();
+  current.worker = worker;
+  const started = await worker.started;
+  const window = await follow(env, worker, await progressOf());
+  const stopped = await worker.stop();
+  current.worker = undefined;
+  return { window, lifeCpu: stopped.cpuSeconds - started };
+}
+
 async function main(): Promise<void> {
-  log(`producing ${opts.ids} ids + ${opts.retries} retries to ${names.raw} (${partitions} partitions)`);
-  const total = await produceLoad();
+  const partitions = Number(opts.partitions);
+  const ids = Number(opts.ids);
+  const retries = Number(opts.retries);
+  const logger = pino({ level: 'warn' });
+  const kafka = createKafka({ brokers, clientId: 'bench-process', logger });
+  const admin = kafka.admin();
+  await admin.connect();
+  const brokerPid = opts['broker-pid'] ? Number(opts['broker-pid']) : findBrokerPid(brokers[0]!);
+  const env: Env = { kafka, admin, brokers, registryUrl: registryUrl!, partitions, brokerPid };
+  log(`broker pid ${brokerPid ?? 'not found (pass --broker-pid)'}`);
+  const prefix = `bench-process-${randomBytes(3).toString('hex')}.`;
+  const profilePrefix = `bench-process-${randomBytes(3).toString('hex')}.`;
+  const names = topicNames(prefix);
+  const current: { worker?: Worker } = {};
+  const profileDir = mkdtempSync(join(tmpdir(), 'hookstream-bench-profile-'));
+  const prefixes = [prefix];
+  try {
+    log(`producing ${ids} ids + ${retries} retries to ${names.raw} (${partitions} partitions)`);
+    const loadStarted = performance.now();
+    const { records: total, meanValueBytes } = await prefill(env, prefix, ids, retries);
+    log(`${total} records in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
 
-  log('bare kafkajs exactly-once pass-through…');
-  const bare = await measured(() =>
-    runPassThrough({
-      kafka,
-      input: names.raw,
-      output: `${prefix}passthrough`,
-      groupId: `${prefix}bench-passthrough`,
-      expected: total,
-      concurrency: partitions,
-    }),
-  );
+    log('kafka-consumer-perf-test…');
+    const perfLoad = load1();
+    const perf = await consumerPerfTest({ brokers, topic: names.raw, messages: total, brokerPid });
+    log(`consumer perf test: ${perf.fetchRecordsPerSec.toFixed(0)} records/s`);
 
-  log('dedupe-router…');
-  const config = loadConfig({ ...process.env, TOPIC_PREFIX: prefix, LOG_LEVEL: 'warn' });
-  const router = await measured(async () => {
-    const stage = await startDedupeRouter({
-      config,
-      logger,
-      registry: new Registry(),
-      concurrency: partitions,
+    log('bare kafkajs exactly-once pass-through…');
+    const passGroup = `${prefix}bench-passthrough`;
+    const bare = await measureStage(
+      env,
+      () =>
+        spawnWorker(env, prefix, {
+          mode: 'passthrough',
+          concurrency: partitions,
+          expected: total,
+          topic: `${prefix}passthrough`,
+          groupId: passGroup,
+        }),
+      async () => rawProgress(env, passGroup, names.raw, total),
+      current,
+    );
+    log(`pass-through: ${(bare.window.records / bare.window.seconds).toFixed(0)} records/s`);
+
+    log('dedupe-router…');
+    const router = await measureStage(
+      env,
+      () => spawnWorker(env, prefix, { mode: 'router', concurrency: partitions }),
+      async () => rawProgress(env, dedupeRouterAppId(prefix), names.raw, total),
+      current,
+    );
+    log(`router: ${(router.window.records / router.window.seconds).toFixed(0)} events/s`);
+
+    log('tables…');
+    const tableTopics = TABLE_STREAMS.map((s) => names.entity(s));
+    const tableEnds = await endOffsetSum(admin, tableTopics);
+    const tables = await measureStage(
+      env,
+      () => spawnWorker(env, prefix, { mode: 'tables', concurrency: partitions }),
+      () => transactionalProgress(env, tablesAppId(prefix), tableTopics),
+      current,
+    );
+    log(`tables: ${(tables.window.records / tables.window.seconds).toFixed(0)} events/s`);
+
+    log('restore of the dedupe changelog…');
+    const restoreLoad = load1();
+    const restoreWorker = spawnWorker(env, prefix, {
+      mode: 'restore',
+      concurrency: 1,
+      topic: names.dedupeChangelog,
     });
-    const steady = await waitCaughtUp(dedupeRouterAppId(prefix), total);
-    await stage.close();
-    return steady;
-  });
-  const memory = heapPerTrackedId(Number(opts['memory-ids']));
+    current.worker = restoreWorker;
+    await restoreWorker.started;
+    const restored = await restoreWorker.next('restored');
+    await restoreWorker.stop();
+    current.worker = undefined;
 
-  const bareRate = total / bare.result.seconds;
-  const bareCpu = (bare.cpuSeconds / total) * 1e6;
-  const steady = router.result;
-  const routerRate = steady.records / steady.seconds;
-  const routerCpu = (steady.cpuSeconds / steady.records) * 1e6;
-  const routerCpuAll = (router.cpuSeconds / total) * 1e6;
-  const rows = [
-    ['', 'events/s', 'CPU µs/event (this process)'],
-    ['bare kafkajs EOS pass-through', bareRate.toFixed(0), bareCpu.toFixed(1)],
-    [
-      'dedupe-router (exactly-once)',
-      routerRate.toFixed(0),
-      `${routerCpu.toFixed(1)} (${routerCpuAll.toFixed(1)} with start-up)`,
-    ],
-  ];
-  console.log(
-    `records: ${total} (${opts.ids} ids, ${opts.retries} retries), ${partitions} partitions, concurrency ${partitions}`,
-  );
-  for (const row of rows) console.log(row.map((c, i) => (i === 0 ? c.padEnd(32) : c.padStart(34))).join(''));
-  console.log(
-    `router CPU per event / pass-through CPU per event: ${(routerCpu / bareCpu).toFixed(2)}x (target <= 1.5x)`,
-  );
-  console.log(`router throughput: ${routerRate.toFixed(0)} events/s, first commit to last (target >= 20000)`);
-  console.log(
-    `heap per tracked id: ${memory.toFixed(1)} bytes (${opts['memory-ids']} ids restored; target <= 64)`,
-  );
+    log(`heap per tracked id at ${opts['memory-ids']} ids…`);
+    const heap = heapPerTrackedId(Number(opts['memory-ids']));
+
+    let profile: Report['profile'];
+    const profileIds = Number(opts['profile-ids']);
+    if (profileIds > 0) {
+      prefixes.push(profilePrefix);
+      log(`profiled router pass: ${profileIds} ids + ${Math.round(profileIds / 10)} retries…`);
+      const { records: profiled } = await prefill(
+        env,
+        profilePrefix,
+        profileIds,
+        Math.round(profileIds / 10),
+      );
+      const run = await measureStage(
+        env,
+        () => spawnWorker(env, profilePrefix, { mode: 'router', concurrency: partitions }, { profileDir }),
+        async () =>
+          rawProgress(env, dedupeRouterAppId(profilePrefix), topicNames(profilePrefix).raw, profiled),
+        current,
+      );
+      const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+      if (file) {
+        profile = {
+          records: profiled,
+          window: run.window,
+          summary: summariseProfile(join(profileDir, file), run.window.hrFromUs, run.window.hrToUs),
+        };
+      }
+    }
+
+    const report: Report = {
+      ids,
+      retries,
+      total,
+      partitions,
+      meanValueBytes,
+      brokers,
+      registryUrl: registryUrl!,
+      brokerPid,
+      memoryIds: Number(opts['memory-ids']),
+      perf: { ...perf, load1: perfLoad },
+      bare,
+      router,
+      tables: { ...tables, endOffsets: tableEnds },
+      restore: { ...restored, load1: restoreLoad },
+      heap,
+      ...(profile ? { profile } : {}),
+      argv: process.argv.slice(2),
+    };
+    const section = renderReport(report);
+    console.log(section);
+    if (!opts['no-write']) writeReport(section);
+  } finally {
+    killWorker(current.worker);
+    rmSync(profileDir, { recursive: true, force: true });
+    if (!opts['keep-topics']) {
+      const all = await admin.listTopics().catch(() => [] as string[]);
+      const ours = all.filter((t) => prefixes.some((p) => t.startsWith(p)));
+      if (ours.length > 0) await admin.deleteTopics({ topics: ours }).catch(() => undefined);
+    }
+    await admin.disconnect();
+  }
 }
 
 await main();

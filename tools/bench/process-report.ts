@@ -1,0 +1,225 @@
+// The Markdown section `npm run bench:process` prints and writes into docs/benchmarks.md, between the
+// bench:process markers (after the ingest section when they are not there yet).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { TABLE_STREAMS } from '../../schemas/topics.js';
+import type { ConsumerPerf } from './process-perf.js';
+import type { ProfileSummary } from './process-profile.js';
+import type { Window } from './process-run.js';
+import type { FromWorker } from './process-worker.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export interface StageFigures {
+  window: Window;
+  /** The worker's CPU from loading its modules to its exit: connect, join, restore, work, close. */
+  lifeCpu: number;
+}
+
+export interface Report {
+  ids: number;
+  retries: number;
+  total: number;
+  partitions: number;
+  meanValueBytes: number;
+  brokers: string[];
+  registryUrl: string;
+  brokerPid: number | undefined;
+  memoryIds: number;
+  perf: ConsumerPerf & { load1: number };
+  bare: StageFigures;
+  router: StageFigures;
+  tables: StageFigures & { endOffsets: number };
+  restore: Extract<FromWorker, { type: 'restored' }> & { load1: number };
+  heap: number;
+  profile?: { records: number; window: Window; summary: ProfileSummary };
+  argv: string[];
+}
+
+const fmt = (n: number | undefined, digits = 0) =>
+  n === undefined || Number.isNaN(n) ? 'n/a' : n.toFixed(digits);
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const perRecord = (seconds: number | undefined, records: number) =>
+  seconds === undefined ? undefined : (seconds / records) * 1e6;
+const rate = (w: Window) => w.records / w.seconds;
+const verdict = (ok: boolean) => `**${ok ? 'met' : 'not met'}**`;
+
+function stageRow(name: string, s: StageFigures, notes: string): string {
+  const w = s.window;
+  return `| ${name} | ${int(w.records)} | ${fmt(rate(w))} | ${fmt(perRecord(w.workerCpu, w.records), 1)} | ${fmt(perRecord(s.lifeCpu, w.totalRecords), 1)} | ${fmt(perRecord(w.brokerCpu, w.records), 1)} | ${notes} |`;
+}
+
+function shareRow(
+  name: string,
+  seconds: number,
+  busy: number,
+  own: number,
+  broker: number | undefined,
+  load: number,
+) {
+  const rest = busy - own - (broker ?? 0);
+  return `| ${name} | ${fmt(seconds, 1)} | ${fmt(busy / seconds, 2)} | ${fmt(own / seconds, 2)} | ${fmt(broker === undefined ? undefined : broker / seconds, 2)} | ${fmt(rest / seconds, 2)} | ${fmt(load, 1)} |`;
+}
+
+export function renderReport(r: Report): string {
+  const cores = availableParallelism();
+  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
+  const routerCpu = perRecord(r.router.window.workerCpu, r.router.window.records)!;
+  const bareCpu = perRecord(r.bare.window.workerCpu, r.bare.window.records)!;
+  const routerRate = rate(r.router.window);
+  const ratio = routerCpu / bareCpu;
+  const args = r.argv.length > 0 ? ` -- ${r.argv.join(' ')}` : '';
+  const command = `KAFKA_BROKERS=${r.brokers.join(',')} SCHEMA_REGISTRY_URL=${r.registryUrl} npm run bench:process${args}`;
+  const duplicates = (100 * r.retries) / r.total;
+  const p = r.profile;
+  const lines = [
+    '## Processors',
+    '',
+    `Reproduce: \`${command}\``,
+    `(defaults \`--ids 200000 --retries 20000 --partitions 6 --memory-ids 1000000 --profile-ids 40000\`; a quick run: \`-- --ids 20000 --retries 2000 --memory-ids 100000 --profile-ids 10000\`).`,
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cores} × ${cpu} (nproc ${cores}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version};`,
+    `single-broker dev stack at ${r.brokers.join(',')} (Kafka JVM pid ${r.brokerPid ?? 'not found'}), registry ${r.registryUrl}.`,
+    '',
+    `Load: one raw topic pre-filled before anything is measured: ${int(r.total)} deliveries = ${int(r.ids)} webhook ids + ${int(r.retries)} retries`,
+    `(${fmt(duplicates, 1)} % of the deliveries are duplicates; half byte-identical, half re-serialized; shuffled), six entity kinds, mean Avro value ${fmt(r.meanValueBytes)} B,`,
+    `${r.partitions} partitions, replication factor 1. Every part reads that same topic (tables: the entity streams the router just wrote) and runs in`,
+    `its own Node process with \`partitionsConsumedConcurrently\` = ${r.partitions}. "Steady" figures cover the first commit seen to the last one (the`,
+    'group\'s committed offsets polled every 50 ms), so process start, connect, group join and restore are outside them; "incl. start-up" is the',
+    "worker's whole CPU (modules loaded → exit) over all its records. CPU is user + system from `/proc/<pid>/stat`, the broker's from its JVM.",
+    '',
+    '### Summary',
+    '',
+    '| | records | records/s | process CPU µs/record (steady) | incl. start-up | broker CPU µs/record | notes |',
+    '|---|---:|---:|---:|---:|---:|---|',
+    `| Kafka \`kafka-consumer-perf-test\` (reads only) | ${int(r.perf.records)} | ${fmt(r.perf.fetchRecordsPerSec)} | | ${fmt(perRecord(r.perf.toolCpu, r.perf.records), 1)} | ${fmt(perRecord(r.perf.brokerCpu, r.perf.records), 1)} | JVM consumer, read_uncommitted; records/s over fetch time (${fmt(r.perf.recordsPerSec)}/s with its group join); CPU includes JVM start-up |`,
+    stageRow(
+      'bare kafkajs exactly-once pass-through',
+      r.bare,
+      'consume, copy the bytes, offsets in the transaction, one transactional producer per input partition: the floor',
+    ),
+    stageRow(
+      '**dedupe-router** (exactly-once)',
+      r.router,
+      `parse + validate, dedupe, route, Avro outputs + changelog + offsets per transaction; first commit ${fmt(r.router.window.startupSeconds, 1)} s after spawn; peak RSS ${fmt(r.router.window.peakRssMiB)} MiB`,
+    ),
+    stageRow(
+      '**tables** (at-least-once)',
+      r.tables,
+      `the router's ${TABLE_STREAMS.length} table streams (${int(r.tables.endOffsets)} offsets incl. transaction markers); field-level merge, \`.latest\` + merge changelog; peak RSS ${fmt(r.tables.window.peakRssMiB)} MiB`,
+    ),
+    `| dedupe changelog restore | ${int(r.restore.records)} | ${fmt(r.restore.records / (r.restore.durationMs / 1000))} | ${fmt(perRecord(r.restore.cpuSeconds, r.restore.records), 1)} | | | restoreChangelog() read_committed into DedupeStores, all ${r.partitions} partitions: ${fmt(r.restore.durationMs / 1000, 2)} s incl. its throwaway group's join (${fmt(r.restore.records / (r.restore.firstRecordMs / 1000))}/s from the first record); ${int(r.restore.ids)} ids held after |`,
+    '',
+    '### Targets',
+    '',
+    `- dedupe-router ≥ 20,000 events/s with exactly-once: ${fmt(routerRate)} events/s: ${verdict(routerRate >= 20_000)}.`,
+    `- dedupe-router CPU per event within 1.5× the pass-through's: ${fmt(routerCpu, 1)} / ${fmt(bareCpu, 1)} µs = ${fmt(ratio, 2)}×: ${verdict(ratio <= 1.5)}` +
+      ` (router work beyond the floor: ${fmt(routerCpu - bareCpu, 1)} µs/event).`,
+    `- Heap per tracked id at ${int(r.memoryIds)} ids (restored into a DedupeStore, heap + array buffers after GC): ${fmt(r.heap, 1)} bytes (≤ 64): ${verdict(r.heap <= 64)}.`,
+    `- Throughput beside the floor: pass-through ${fmt(rate(r.bare.window))}/s, router ${fmt(routerRate)}/s (${fmt((100 * routerRate) / rate(r.bare.window))} %), tables ${fmt(rate(r.tables.window))}/s; the JVM reader ${fmt(r.perf.fetchRecordsPerSec)}/s.`,
+    '',
+    `### How the ${cores} cores were shared`,
+    '',
+    `Nothing was pinned: the part's process, the broker, the registry, this driver and other users' work (tests run on the same machine) all`,
+    `shared the ${cores} cores. Per part, over its window: cores busy machine-wide (\`/proc/stat\`), the part's own process, the broker, and the rest`,
+    '(this driver polling offsets, the registry, anything else running).',
+    '',
+    '| part | window s | cores busy | part | broker | rest | 1-min load before |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    shareRow(
+      'consumer perf test (whole tool run)',
+      r.perf.wallSeconds,
+      r.perf.machineBusy,
+      r.perf.toolCpu,
+      r.perf.brokerCpu,
+      r.perf.load1,
+    ),
+    shareRow(
+      'pass-through',
+      r.bare.window.seconds,
+      r.bare.window.machineBusy,
+      r.bare.window.workerCpu,
+      r.bare.window.brokerCpu,
+      r.bare.window.load1,
+    ),
+    shareRow(
+      'dedupe-router',
+      r.router.window.seconds,
+      r.router.window.machineBusy,
+      r.router.window.workerCpu,
+      r.router.window.brokerCpu,
+      r.router.window.load1,
+    ),
+    shareRow(
+      'tables',
+      r.tables.window.seconds,
+      r.tables.window.machineBusy,
+      r.tables.window.workerCpu,
+      r.tables.window.brokerCpu,
+      r.tables.window.load1,
+    ),
+    '',
+  ];
+  if (p) {
+    const w = p.window;
+    lines.push(
+      "### Where the router's time goes",
+      '',
+      `A separate pass with \`node --cpu-prof\` (so the figures above carry no profiler): a fresh raw topic of ${int(p.records)} deliveries, same shape,`,
+      `${fmt(rate(w))} events/s and ${fmt(perRecord(w.workerCpu, w.records), 1)} µs CPU/event with the profiler on. Self time of the samples in its steady window`,
+      `(${fmt(p.summary.busyMs)} ms busy${p.summary.windowed ? '' : '; the window did not map onto the profile, so the whole profile'}), idle left out.`,
+      '',
+      'Busy time by phase (a sample counts in the first phase its call stack matches, in this order):',
+      '',
+      '| phase | ms | share |',
+      '|---|---:|---:|',
+      ...p.summary.phases.map((g) => `| ${g.name} | ${fmt(g.ms)} | ${fmt(100 * g.share, 1)} % |`),
+      '',
+      'Top functions by self time:',
+      '',
+      '| function | where | self ms | share |',
+      '|---|---|---:|---:|',
+      ...p.summary.functions.map(
+        (f) =>
+          `| \`${f.name}\` | ${f.where ? `\`${f.where}\`` : ''} | ${fmt(f.ms)} | ${fmt(100 * f.share, 1)} % |`,
+      ),
+      '',
+      'Self time by package:',
+      '',
+      '| package / folder | self ms | share |',
+      '|---|---:|---:|',
+      ...p.summary.packages.map((g) => `| ${g.name} | ${fmt(g.ms)} | ${fmt(100 * g.share, 1)} % |`),
+      '',
+      "The project's own functions by inclusive time (themselves and everything they call; nested, so shares overlap):",
+      '',
+      '| function | where | inclusive ms | share |',
+      '|---|---|---:|---:|',
+      ...p.summary.ownInclusive.map(
+        (f) => `| \`${f.name}\` | \`${f.where}\` | ${fmt(f.ms)} | ${fmt(100 * f.share, 1)} % |`,
+      ),
+      '',
+    );
+  }
+  return lines.join('\n').trimEnd();
+}
+
+export function writeReport(section: string): void {
+  const file = join(ROOT, 'docs/benchmarks.md');
+  const start = '<!-- bench:process:start -->';
+  const end = '<!-- bench:process:end -->';
+  const block = `${start}\n${section}\n${end}`;
+  let text = existsSync(file)
+    ? readFileSync(file, 'utf8')
+    : '# Benchmarks\n\nFigures measured on the machine named in each section, with the command that reproduces them.\n';
+  if (text.includes(start) && text.includes(end)) {
+    text = text.slice(0, text.indexOf(start)) + block + text.slice(text.indexOf(end) + end.length);
+  } else {
+    const ingestEnd = '<!-- bench:ingest:end -->';
+    const at = text.indexOf(ingestEnd);
+    text =
+      at >= 0
+        ? `${text.slice(0, at + ingestEnd.length)}\n\n${block}${text.slice(at + ingestEnd.length)}`
+        : `${text.trimEnd()}\n\n${block}\n`;
+  }
+  writeFileSync(file, text.endsWith('\n') ? text : `${text}\n`);
+}

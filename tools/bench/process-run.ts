@@ -1,0 +1,309 @@
+// The moving parts of `npm run bench:process`: topics and the pre-filled raw topic, worker processes
+// (tools/bench/process-worker.ts) and the steady-state window each one is measured over.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { Admin, Kafka } from 'kafkajs';
+import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
+import { createSerde } from '../../schemas/serde.js';
+import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
+import { generateLoad } from '../../test/integration/processors-load.js';
+import { machineBusySeconds, peakRssMiB, processCpuSeconds } from './process-measure.js';
+import type { FromWorker, ToWorker, WorkerArgs } from './process-worker.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+export const log = (message: string) => console.error(`bench:process ${message}`);
+export const load1 = () => loadavg()[0]!;
+
+export interface Env {
+  kafka: Kafka;
+  admin: Admin;
+  brokers: string[];
+  registryUrl: string;
+  partitions: number;
+  brokerPid: number | undefined;
+}
+
+/** Creates the prefix's topics (and the pass-through's output), then fills its raw topic. */
+export async function prefill(
+  env: Env,
+  prefix: string,
+  ids: number,
+  retries: number,
+): Promise<{ records: number; meanValueBytes: number }> {
+  const names = topicNames(prefix);
+  const specs = topicCatalog({
+    prefix,
+    bodyLimit: 1_048_576,
+    dedupeWindowMs: 7 * 86_400_000,
+    partitions: env.partitions,
+    replicationFactor: 1,
+  });
+  specs.push({ ...specs.find((s) => s.name === names.unique)!, name: `${prefix}passthrough` });
+  await ensureTopics(env.admin, specs);
+  const serde = createSerde({ registryUrl: env.registryUrl });
+  await serde.registerAll(prefix);
+  const schemaId = await serde.latestSchemaId(valueSubject(names.raw));
+  const load = generateLoad({ ids, retries, startAt: Date.now() - 3_600_000 });
+  const producer = env.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  let bytes = 0;
+  for (let i = 0; i < load.envelopes.length; i += 2_000) {
+    const slice = load.envelopes.slice(i, i + 2_000);
+    const messages = await Promise.all(
+      slice.map(async (e) => {
+        const value = await serde.encode(schemaId, e);
+        bytes += value.length;
+        return { key: e.webhookId, value, timestamp: String(e.receivedAt) };
+      }),
+    );
+    await producer.send({ topic: names.raw, messages, acks: -1 });
+  }
+  await producer.disconnect();
+  return { records: load.envelopes.length, meanValueBytes: bytes / load.envelopes.length };
+}
+
+export interface Worker {
+  child: ChildProcess;
+  pid: number;
+  spawnedAt: number;
+  /** The worker's own CPU seconds once its modules were loaded (before connecting). */
+  started: Promise<number>;
+  next<T extends FromWorker['type']>(type: T): Promise<Extract<FromWorker, { type: T }>>;
+  send(message: ToWorker): void;
+  stop(): Promise<Extract<FromWorker, { type: 'stopped' }>>;
+}
+
+export function spawnWorker(
+  env: Env,
+  prefix: string,
+  args: WorkerArgs,
+  { profileDir }: { profileDir?: string } = {},
+): Worker {
+  const child = spawn(
+    process.execPath,
+    [
+      ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
+      '--import',
+      'tsx',
+      join(ROOT, 'tools/bench/process-worker.ts'),
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: env.brokers.join(','),
+        SCHEMA_REGISTRY_URL: env.registryUrl,
+        TOPIC_PREFIX: prefix,
+        KAFKAJS_NO_PARTITIONER_WARNING: '1',
+        BENCH_WORKER: JSON.stringify(args),
+      },
+      // The worker's logs go to our stderr: stdout carries only the report.
+      stdio: ['ignore', 2, 2, 'ipc'],
+    },
+  );
+  const waiting = new Map<string, ((m: FromWorker) => void)[]>();
+  const failures: ((e: Error) => void)[] = [];
+  let failed: Error | undefined;
+  let stopping = false;
+  const fail = (error: Error) => {
+    failed ??= error;
+    for (const reject of failures.splice(0)) reject(error);
+  };
+  child.on('message', (message: FromWorker) => {
+    if (message.type === 'failed') return fail(new Error(`${args.mode} worker failed: ${message.message}`));
+    waiting.get(message.type)?.shift()?.(message);
+  });
+  child.once('exit', (code) => {
+    if (!stopping || code !== 0) fail(new Error(`${args.mode} worker exited (${code})`));
+  });
+  const next = <T extends FromWorker['type']>(type: T) =>
+    new Promise<Extract<FromWorker, { type: T }>>((resolve, reject) => {
+      if (failed) return reject(failed);
+      failures.push(reject);
+      const list = waiting.get(type) ?? [];
+      waiting.set(type, list);
+      list.push((m) => resolve(m as Extract<FromWorker, { type: T }>));
+    });
+  const worker: Worker = {
+    child,
+    pid: child.pid!,
+    spawnedAt: performance.now(),
+    started: next('started').then((m) => m.cpuSeconds),
+    next,
+    send: (message) => child.send(message),
+    async stop() {
+      stopping = true;
+      const stopped = next('stopped');
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ type: 'stop' });
+      const message = await stopped;
+      await exited;
+      return message;
+    },
+  };
+  return worker;
+}
+
+/** Kills a worker that is still running (after a failure elsewhere). */
+export function killWorker(worker: Worker | undefined): void {
+  if (worker && worker.child.exitCode === null && worker.child.signalCode === null)
+    worker.child.kill('SIGKILL');
+}
+
+export interface Snapshot {
+  at: number;
+  worker: number;
+  broker: number | undefined;
+  machine: number;
+  records: number;
+  hrUs: number;
+}
+
+export interface Window {
+  records: number;
+  seconds: number;
+  workerCpu: number;
+  brokerCpu: number | undefined;
+  machineBusy: number;
+  /** From spawning the worker to its first commit. */
+  startupSeconds: number;
+  totalRecords: number;
+  hrFromUs: number;
+  hrToUs: number;
+  load1: number;
+  peakRssMiB: number | undefined;
+}
+
+async function snapshot(env: Env, worker: Worker): Promise<Snapshot> {
+  const at = performance.now();
+  const cpu = processCpuSeconds(worker.pid) ?? Number.NaN;
+  const broker = processCpuSeconds(env.brokerPid);
+  const machine = machineBusySeconds();
+  worker.send({ type: 'count' });
+  const { records, hrUs } = await worker.next('count');
+  return { at, worker: cpu, broker, machine, records, hrUs };
+}
+
+export interface Progress {
+  /** Something was committed. */
+  any: boolean;
+  /** Everything was committed. */
+  done: boolean;
+}
+
+/**
+ * The steady-state window of a stage: from the first commit seen to the last (start-up, group join
+ * and restore before it are not counted), with the CPU the worker, the broker and the machine used.
+ */
+export async function follow(
+  env: Env,
+  worker: Worker,
+  progress: () => Promise<Progress>,
+  { stallMs = 120_000 } = {},
+): Promise<Window> {
+  let first: Snapshot | undefined;
+  let lastChange = performance.now();
+  let lastSeen = '';
+  const load = load1();
+  for (;;) {
+    const p = await progress();
+    if (first === undefined && p.any) first = await snapshot(env, worker);
+    if (first !== undefined && p.done) {
+      const last = await snapshot(env, worker);
+      // The worker counts a batch just after its commit returns: wait for the count to settle.
+      let records = last.records;
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 100));
+        worker.send({ type: 'count' });
+        const again = (await worker.next('count')).records;
+        if (again === records) break;
+        records = again;
+      }
+      return {
+        records: records - first.records,
+        seconds: (last.at - first.at) / 1000,
+        workerCpu: last.worker - first.worker,
+        brokerCpu:
+          last.broker !== undefined && first.broker !== undefined ? last.broker - first.broker : undefined,
+        machineBusy: last.machine - first.machine,
+        startupSeconds: (first.at - worker.spawnedAt) / 1000,
+        totalRecords: records,
+        hrFromUs: first.hrUs,
+        hrToUs: last.hrUs,
+        load1: load,
+        peakRssMiB: peakRssMiB(worker.pid),
+      };
+    }
+    const seen = JSON.stringify(p);
+    if (seen !== lastSeen) {
+      lastSeen = seen;
+      lastChange = performance.now();
+    }
+    if (first !== undefined && performance.now() - lastChange > stallMs) {
+      throw new Error(`no progress for ${stallMs / 1000} s`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Committed offsets of a group per topic and partition (-1: none). */
+async function committed(admin: Admin, groupId: string, topics: string[]): Promise<Map<string, number>> {
+  const offsets = await admin.fetchOffsets({ groupId, topics });
+  const out = new Map<string, number>();
+  for (const { topic, partitions } of offsets) {
+    for (const p of partitions) out.set(`${topic}:${p.partition}`, Number(p.offset));
+  }
+  return out;
+}
+
+/** A group reading a non-transactional topic: done when the committed offsets add up to its records. */
+export function rawProgress(
+  env: Env,
+  groupId: string,
+  topic: string,
+  total: number,
+): () => Promise<Progress> {
+  return async () => {
+    const sum = [...(await committed(env.admin, groupId, [topic])).values()].reduce(
+      (s, o) => s + Math.max(0, o),
+      0,
+    );
+    return { any: sum > 0, done: sum >= total };
+  };
+}
+
+/**
+ * A group reading topics written in transactions: every partition ends with a commit marker, which a
+ * read_committed reader never sees as a record, so it is done when each non-empty partition's committed
+ * offset reached its end offset minus that one marker.
+ */
+export async function transactionalProgress(
+  env: Env,
+  groupId: string,
+  topics: string[],
+): Promise<() => Promise<Progress>> {
+  const ends = new Map<string, number>();
+  for (const topic of topics) {
+    for (const o of await env.admin.fetchTopicOffsets(topic))
+      ends.set(`${topic}:${o.partition}`, Number(o.high));
+  }
+  return async () => {
+    const offsets = await committed(env.admin, groupId, topics);
+    let any = false;
+    let done = true;
+    for (const [key, high] of ends) {
+      const at = offsets.get(key) ?? -1;
+      if (at > 0) any = true;
+      if (high > 0 && at < high - 1) done = false;
+    }
+    return { any, done };
+  };
+}
+
+/** Records in transactional topics up to their ends, markers included (an upper bound). */
+export async function endOffsetSum(admin: Admin, topics: string[]): Promise<number> {
+  let sum = 0;
+  for (const topic of topics) for (const o of await admin.fetchTopicOffsets(topic)) sum += Number(o.high);
+  return sum;
+}
