@@ -70,16 +70,16 @@ export function renderReport(r: Report): string {
   const routerRate = rate(r.router.window);
   const ratio = routerCpu / bareCpu;
   const args = r.argv.length > 0 ? ` -- ${r.argv.join(' ')}` : '';
-  const command = `KAFKA_BROKERS=${r.brokers.join(',')} SCHEMA_REGISTRY_URL=${r.registryUrl} npm run bench:process${args}`;
+  const command = `npm run bench:process${args}`;
   const duplicates = (100 * r.retries) / r.total;
   const p = r.profile;
   const lines = [
     '## Processors',
     '',
-    `Reproduce: \`${command}\``,
+    `Reproduce: \`${command}\` (with \`KAFKA_BROKERS\` and \`SCHEMA_REGISTRY_URL\` set it uses that stack, else it starts the local one).`,
     `(defaults \`--ids 200000 --retries 20000 --partitions 6 --memory-ids 1000000 --profile-ids 40000\`; a quick run: \`-- --ids 20000 --retries 2000 --memory-ids 100000 --profile-ids 10000\`).`,
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cores} × ${cpu} (nproc ${cores}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version};`,
-    `single-broker dev stack at ${r.brokers.join(',')} (Kafka JVM pid ${r.brokerPid ?? 'not found'}), registry ${r.registryUrl}.`,
+    `single-broker stack at ${r.brokers.join(',')} (Kafka JVM pid ${r.brokerPid ?? 'not found'}), registry ${r.registryUrl}.`,
     '',
     `Load: one raw topic pre-filled before anything is measured: ${int(r.total)} deliveries = ${int(r.ids)} webhook ids + ${int(r.retries)} retries`,
     `(${fmt(duplicates, 1)} % of the deliveries are duplicates; half byte-identical, half re-serialized; shuffled), six entity kinds, mean Avro value ${fmt(r.meanValueBytes)} B,`,

@@ -4,7 +4,7 @@
 // with its CPU and the broker's per event; then the restore rate of the dedupe changelog the router
 // wrote, heap per tracked id at 1M ids, and a CPU profile of the router (a separate, smaller pass).
 // Writes the Markdown section into docs/benchmarks.md between the bench:process markers.
-// Needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL (e.g. from `hookstream stack`).
+// Uses KAFKA_BROKERS and SCHEMA_REGISTRY_URL when set, else starts a local stack of its own.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { tablesAppId } from '../../processors/tables/main.js';
 import { createKafka } from '../../runtime/kafka/client.js';
 import { TABLE_STREAMS, topicNames } from '../../schemas/topics.js';
+import { type Stack, startStack } from '../stack/index.js';
 import { findBrokerPid } from './process-measure.js';
 import { consumerPerfTest } from './process-perf.js';
 import { summariseProfile } from './process-profile.js';
@@ -50,11 +51,14 @@ const { values: opts } = parseArgs({
   },
 });
 
-const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
-const registryUrl = process.env.SCHEMA_REGISTRY_URL;
-if (brokers.length === 0 || !registryUrl) {
-  console.error('bench:process: set KAFKA_BROKERS and SCHEMA_REGISTRY_URL (a running stack)');
-  process.exit(2);
+/** KAFKA_BROKERS and SCHEMA_REGISTRY_URL when set (the broker's pid is then found by its port), else a local stack of its own. */
+async function benchStack(): Promise<{ brokers: string[]; registryUrl: string; stack?: Stack }> {
+  const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
+  const registryUrl = process.env.SCHEMA_REGISTRY_URL;
+  if (brokers.length > 0 && registryUrl) return { brokers, registryUrl };
+  const stack = await startStack({ stateDir: mkdtempSync(join(tmpdir(), 'hookstream-bench-stack-')) });
+  log(`stack: ${stack.describe()}`);
+  return { brokers: stack.brokers, registryUrl: stack.registryUrl, stack };
 }
 
 function heapPerTrackedId(count: number): number {
@@ -97,12 +101,13 @@ async function main(): Promise<void> {
   const partitions = Number(opts.partitions);
   const ids = Number(opts.ids);
   const retries = Number(opts.retries);
+  const { brokers, registryUrl, stack } = await benchStack();
   const logger = pino({ level: 'warn' });
   const kafka = createKafka({ brokers, clientId: 'bench-process', logger });
   const admin = kafka.admin();
   await admin.connect();
   const brokerPid = opts['broker-pid'] ? Number(opts['broker-pid']) : findBrokerPid(brokers[0]!);
-  const env: Env = { kafka, admin, brokers, registryUrl: registryUrl!, partitions, brokerPid };
+  const env: Env = { kafka, admin, brokers, registryUrl, partitions, brokerPid };
   log(`broker pid ${brokerPid ?? 'not found (pass --broker-pid)'}`);
   const prefix = `bench-process-${randomBytes(3).toString('hex')}.`;
   const profilePrefix = `bench-process-${randomBytes(3).toString('hex')}.`;
@@ -209,7 +214,7 @@ async function main(): Promise<void> {
       partitions,
       meanValueBytes,
       brokers,
-      registryUrl: registryUrl!,
+      registryUrl,
       brokerPid,
       memoryIds: Number(opts['memory-ids']),
       perf: { ...perf, load1: perfLoad },
@@ -233,6 +238,7 @@ async function main(): Promise<void> {
       if (ours.length > 0) await admin.deleteTopics({ topics: ours }).catch(() => undefined);
     }
     await admin.disconnect();
+    await stack?.stop();
   }
 }
 
