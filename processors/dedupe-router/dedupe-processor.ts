@@ -1,9 +1,10 @@
 // The dedupe-router's processor: drops ids seen within the window, routes first deliveries, and
 // records every decision (routed, failure, dead-lettered) in its changelog-backed store.
 import type { InputRecord, Processor, ProcessorContext } from '../../runtime/streams/processor.js';
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { DEDUPE_STORE, type DedupeStore } from './dedupe-store.js';
 import { type RawInput, UNDECODABLE_REASON, undecodableDeadLetter } from './poison.js';
-import { route } from './route.js';
+import { type RouteDecision, route } from './route.js';
 
 /**
  * Marks a record `hookstream redrive` appended again after a fix. Its value names the redrive run:
@@ -22,6 +23,9 @@ export const EXPIRY_INTERVAL_MS = 60_000;
 export class DedupeProcessor implements Processor<RawInput> {
   #context!: ProcessorContext;
   #store!: DedupeStore;
+
+  /** `decide` is route() except in tests that emulate a router before a fix (redrive). */
+  constructor(private readonly decide: (envelope: RawEnvelope) => RouteDecision = route) {}
 
   init(context: ProcessorContext): void {
     this.#context = context;
@@ -62,7 +66,7 @@ export class DedupeProcessor implements Processor<RawInput> {
       context.instrument('processor.dedupe.duplicate', { decision: seen.kind });
       return;
     }
-    const decision = route(envelope);
+    const decision = this.decide(envelope);
     const now = Date.now();
     for (const output of decision.outputs) {
       // webhooks.unique holds the first delivery of every id: a redrive's was written the first time.

@@ -6,7 +6,7 @@ import { type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { DedupeProcessor } from './dedupe-processor.js';
 import { DEDUPE_STORE, DedupeStore } from './dedupe-store.js';
 import { isUndecodable, type RawInput } from './poison.js';
-import type { RouteTopic } from './route.js';
+import type { RouteDecision, RouteTopic } from './route.js';
 
 /** Every topic the router writes besides its changelog, by logical name (route.ts's names). */
 export const ROUTER_OUTPUTS: readonly RouteTopic[] = [
@@ -37,6 +37,8 @@ export interface DedupeTopologyOptions {
   windowMs: number;
   /** Topology (app) name; transactional ids derive from the app id, not this. */
   name?: string;
+  /** Routing; route() unless a test emulates the router before a fix (redrive's test). */
+  route?: (envelope: RawEnvelope) => RouteDecision;
 }
 
 export function dedupeTopology({
@@ -47,6 +49,7 @@ export function dedupeTopology({
   serde,
   windowMs,
   name = 'dedupe-router',
+  route,
 }: DedupeTopologyOptions): Topology<RawInput> {
   const sinks: SinkNode[] = ROUTER_OUTPUTS.map((logical) => {
     const topic = topicOf(logical);
@@ -85,7 +88,7 @@ export function dedupeTopology({
         },
       },
     ],
-    processor: { name: 'dedupe', create: () => new DedupeProcessor() },
+    processor: { name: 'dedupe', create: () => new DedupeProcessor(route) },
     stores: [
       { name: DEDUPE_STORE, changelogTopic: () => changelogTopic, create: () => new DedupeStore(windowMs) },
     ],

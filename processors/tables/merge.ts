@@ -115,7 +115,9 @@ export function applyEvent(
   return {
     state: after,
     stateChanged: true,
-    tableChanged: !sameTable(tableFields(before), tableFields(after)),
+    // The whole row, not only its fields: a newer delivery that repeats the values still moves the row's
+    // occurredAt and webhookId, or the table's last row would depend on the order deliveries arrived in.
+    tableChanged: !sameRow(latestValue(before), latestValue(after)),
   };
 }
 
@@ -252,6 +254,12 @@ export function latestValue(state: EntityState | undefined): EntityLatest | null
  */
 export function isForgettable(state: EntityState, before: number): boolean {
   return state.seenAt === null && (state.deletedAt === null || state.deletedAt.at < before);
+}
+
+function sameRow(a: EntityLatest | null | undefined, b: EntityLatest | null | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  return a.occurredAt === b.occurredAt && a.webhookId === b.webhookId && sameTable(a.fields, b.fields);
 }
 
 function sameTable(a: TableFields | null | undefined, b: TableFields | null | undefined): boolean {

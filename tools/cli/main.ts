@@ -6,6 +6,8 @@ import { type Command, UsageError } from './command.js';
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   ingest: () => import('./commands/ingest.js'),
   process: () => import('./commands/process.js'),
+  redrive: () => import('./commands/redrive.js'),
+  replay: () => import('./commands/replay.js'),
   start: () => import('./commands/start.js'),
   simulate: () => import('./commands/simulate.js'),
   stack: () => import('./commands/stack.js'),

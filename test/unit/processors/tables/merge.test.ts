@@ -13,8 +13,10 @@ import {
   compareCandidates,
   compareVersions,
   ENERGY_SWITCH,
+  type EntityLatest,
   type EntityState,
   isForgettable,
+  latestValue,
   type MergeEvent,
   type TableFields,
   tableFields,
@@ -134,6 +136,17 @@ describe('merge rules', () => {
       event('wh_2', '2026-01-01T11:00:00Z', { id: 'a', tariffName: 'T2' }),
     ]);
     expect({ ...tableFields(state) }).toEqual({ id: 'a', tariffName: 'T2', postcode: 'P1' });
+  });
+
+  it("a newer delivery repeating the same values still becomes the row's newest delivery", () => {
+    const older = event('wh_1', '2026-01-01T10:00:00Z', { tariffName: 'same' });
+    const newer = event('wh_2', '2026-01-01T11:00:00Z', { tariffName: 'same' });
+    const first = applyEvent(undefined, older);
+    const second = applyEvent(first.state, newer);
+    expect(second.tableChanged).toBe(true);
+    expect(latestValue(second.state)).toMatchObject({ webhookId: 'wh_2', occurredAt: newer.occurredAt });
+    // Arriving in the other order, the older one changes nothing.
+    expect(applyEvent(applyEvent(undefined, newer).state, older).tableChanged).toBe(false);
   });
 
   it('an older delivery arriving late loses to the newer one', () => {
@@ -416,17 +429,34 @@ describe('merge properties', () => {
     }
   });
 
-  it('reports a table change exactly when the table value changes', () => {
+  it('reports a table change exactly when the table row changes, its newest delivery included', () => {
     for (let seed = 1; seed <= 100; seed++) {
       let state: EntityState | undefined;
       for (const e of randomEvents(seed)) {
-        const before = tableFields(state);
+        const before = latestValue(state);
         const result = applyEvent(state, e);
         expect(result.tableChanged, `seed ${seed}`).toBe(
-          JSON.stringify(before) !== JSON.stringify(tableFields(result.state)),
+          JSON.stringify(before) !== JSON.stringify(latestValue(result.state)),
         );
         state = result.state;
       }
+    }
+  });
+
+  it('the last row emitted is the same whatever order the events arrive in', () => {
+    for (let seed = 1; seed <= 100; seed++) {
+      const lastRow = (events: readonly MergeEvent[]) => {
+        let state: EntityState | undefined;
+        let emitted: EntityLatest | null | undefined;
+        for (const e of events) {
+          const result = applyEvent(state, e);
+          if (result.tableChanged) emitted = latestValue(result.state);
+          state = result.state;
+        }
+        return emitted;
+      };
+      const events = randomEvents(seed);
+      expect(lastRow([...events].reverse()), `seed ${seed}`).toEqual(lastRow(events));
     }
   });
 });

@@ -1,0 +1,170 @@
+// hookstream redrive against the real broker: a delivery dead-lettered by a router rule that a fix
+// relaxed reaches its entity stream once after a redrive, and a second redrive adds nothing.
+//
+// No router rule can be relaxed without a code change (routing is a pure function of the envelope),
+// so the test emulates the deploy of a fix: a router whose routing has one extra rule (it dead-letters
+// the target delivery as record-invalid; injected through dedupeTopology's `route` option) runs first
+// on the live group, then the real router takes over the same group, state and topics.
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDeadLetter } from '../../processors/dedupe-router/dead-letter.js';
+import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
+import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { type RouteDecision, route } from '../../processors/dedupe-router/route.js';
+import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
+import { createKafka } from '../../runtime/kafka/client.js';
+import type { RunningStage } from '../../runtime/streams/stage.js';
+import { startStreamApp } from '../../runtime/streams/stream-runner.js';
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import { valueSubject } from '../../schemas/topics.js';
+import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
+import { testStack } from '../helpers/stack.js';
+import { storedDeliveries } from '../unit/processors/fixtures.js';
+import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+
+describe('hookstream redrive after a fix', () => {
+  const harness = new ProcessorsHarness(testStack(), randomPrefix('redrive'));
+  const deliveries = storedDeliveries();
+  const target = deliveries.find(
+    (d) => d.delivery.expect.topics.includes('entity.user') && d.delivery.expect.duplicateOf === undefined,
+  )!.envelope;
+  let router: RunningStage | undefined;
+
+  /** The router before the fix: the target is dead-lettered by a rule the fix removes. */
+  async function startRouterBeforeFix(): Promise<RunningStage> {
+    const config = harness.config();
+    const schemaIds = new Map<string, number>();
+    for (const logical of ROUTER_OUTPUTS) {
+      const topic = `${harness.prefix}${logical}`;
+      schemaIds.set(topic, await harness.serde.latestSchemaId(valueSubject(topic)));
+    }
+    const strict = (envelope: RawEnvelope): RouteDecision => {
+      if (envelope.webhookId !== target.webhookId) return route(envelope);
+      const value = buildDeadLetter(
+        envelope,
+        'record-invalid',
+        'a rule the fix relaxes',
+        'dedupe-router.route',
+      );
+      return {
+        kind: 'dead-lettered',
+        reason: 'record-invalid',
+        outputs: [
+          { topic: 'webhooks.unique', key: envelope.webhookId, value: envelope },
+          { topic: 'webhooks.dlq', key: envelope.webhookId, value },
+        ],
+      };
+    };
+    const topology = dedupeTopology({
+      rawTopic: harness.names.raw,
+      changelogTopic: harness.names.dedupeChangelog,
+      topicOf: (logical) => `${harness.prefix}${logical}`,
+      schemaIds,
+      serde: harness.serde,
+      windowMs: config.DEDUPE_WINDOW,
+      route: strict,
+    });
+    const app = await startStreamApp({
+      kafka: createKafka({
+        brokers: config.KAFKA_BROKERS,
+        clientId: 'it-router-before-fix',
+        logger: quietLogger(),
+      }),
+      topology,
+      appId: dedupeRouterAppId(harness.prefix),
+      guarantee: 'exactly-once',
+      logger: quietLogger(),
+      sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+    });
+    return { name: 'dedupe-router', app, close: () => app.close() };
+  }
+
+  const userEvents = async () =>
+    (await harness.read<{ webhookId: string }>(harness.names.entity('user'))).filter(
+      (r) => r.value?.webhookId === target.webhookId,
+    );
+
+  async function redrive(args: string[] = []): Promise<{ code: number; text: string }> {
+    const printed: string[] = [];
+    const code = await runRedriveCommand(args, {
+      stdout: { write: (text: string) => printed.push(text) },
+      env: harness.environment(),
+    });
+    return { code, text: printed.join('') };
+  }
+
+  beforeAll(async () => {
+    await harness.setUp();
+    await harness.produceRaw(deliveries.map((d) => d.envelope));
+    router = await startRouterBeforeFix();
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
+    await router.close();
+    // The fix is deployed: the real router takes over the group, its state and its topics.
+    router = await startDedupeRouter({
+      config: harness.config(),
+      logger: quietLogger(),
+      registry: new Registry(),
+    });
+  });
+
+  afterAll(async () => {
+    await router?.close();
+  });
+
+  it('starts with the delivery dead-lettered and absent from its entity stream', async () => {
+    const dlq = (await harness.read<{ reason: string; webhookId: string }>(harness.names.dlq)).filter(
+      (r) => r.value?.webhookId === target.webhookId,
+    );
+    expect(dlq.map((r) => r.value?.reason)).toEqual(['record-invalid']);
+    expect(await userEvents()).toHaveLength(0);
+  });
+
+  it('sends nothing on a dry run', async () => {
+    const before = await harness.read(harness.names.raw, { decode: false });
+    const { code, text } = await redrive(['--reason', 'record-invalid', '--dry-run']);
+    expect(code).toBe(0);
+    expect(text).toContain('dry run');
+    expect(text).toMatch(/would send\s+1 /);
+    expect(await harness.read(harness.names.raw, { decode: false })).toHaveLength(before.length);
+  });
+
+  it('brings the delivery to its entity stream once, and not to webhooks.unique again', async () => {
+    const { code, text } = await redrive(['--reason', 'record-invalid']);
+    expect(code).toBe(0);
+    expect(text).toMatch(/sent\s+1 to .*webhooks\.raw/);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
+    expect(await userEvents()).toHaveLength(1);
+    const unique = (await harness.read(harness.names.unique)).filter((r) => r.key === target.webhookId);
+    expect(unique).toHaveLength(1);
+  });
+
+  it('adds nothing when redriven again (a new run of an id routed since is a duplicate)', async () => {
+    const { code, text } = await redrive(['--reason', 'record-invalid']);
+    expect(code).toBe(0);
+    expect(text).toMatch(/sent\s+1 /);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
+    expect(await userEvents()).toHaveLength(1);
+    // Both redriven records are in raw, each with its own run id.
+    const runs = new Set<string>();
+    const consumer = harness.kafka.consumer({ groupId: `${harness.prefix}it-headers` });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [harness.names.raw], fromBeginning: true });
+    const total = (await harness.read(harness.names.raw, { decode: false })).length;
+    let seen = 0;
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          const run = message.headers?.[REDRIVE_HEADER];
+          if (run !== undefined) runs.add(String(run));
+          if (++seen === total) resolve();
+        },
+      });
+    });
+    await consumer.disconnect();
+    expect(runs.size).toBe(2);
+  });
+
+  it('fails with one line on a bad option', async () => {
+    await expect(redrive(['--from', 'yesterday'])).rejects.toThrow(/--from: expected an ISO 8601 time/);
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { DeadLetter } from '../../../processors/dedupe-router/dead-letter.js';
+import { envelopeOf, matches, newRunId, redriveSummary } from '../../../tools/redrive/redrive.js';
+
+const letter: DeadLetter = {
+  reason: 'record-invalid',
+  message: 'm',
+  stage: 'dedupe-router.route',
+  webhookId: 'w1',
+  source: 's',
+  trigger: 'UserAdded',
+  webhookDate: '2026-11-22T09:00:00Z',
+  receivedAt: 1,
+  body: Buffer.from('{}'),
+  headers: { 'content-type': 'application/json' },
+  query: null,
+  verifiedKeyId: 'k',
+  ingestId: 'i',
+};
+
+describe('redrive', () => {
+  it('chooses dead letters by reason and by time (from inclusive, to exclusive)', () => {
+    expect(matches({}, 'x', 5)).toBe(true);
+    expect(matches({ reasons: ['a', 'b'] }, 'b', 5)).toBe(true);
+    expect(matches({ reasons: ['a'] }, 'b', 5)).toBe(false);
+    expect(matches({ fromTime: 5, toTime: 6 }, 'x', 5)).toBe(true);
+    expect(matches({ fromTime: 5, toTime: 6 }, 'x', 6)).toBe(false);
+    expect(matches({ fromTime: 5 }, 'x', 4)).toBe(false);
+  });
+
+  it('sends the envelope the dead letter was made from, without reason, message and stage', () => {
+    const { reason: _r, message: _m, stage: _s, ...envelope } = letter;
+    expect(envelopeOf(letter)).toEqual(envelope);
+  });
+
+  it('names every run differently', () => {
+    const now = new Date('2026-11-22T16:05:01Z');
+    expect(newRunId(now)).toMatch(/^redrive-20261122-160501-[0-9a-f]{4}$/);
+    expect(new Set(Array.from({ length: 20 }, () => newRunId(now))).size).toBeGreaterThan(1);
+  });
+
+  it('summarises what was selected, sent and skipped', () => {
+    const text = redriveSummary({
+      runId: 'r',
+      dryRun: false,
+      read: 5,
+      selected: new Map([['record-invalid', 3]]),
+      sent: 2,
+      skippedByFilter: 2,
+      skippedUndecodable: 0,
+      repeats: 1,
+    });
+    expect(text).toContain('selected      3 (record-invalid 3)');
+    expect(text).toMatch(/sent\s+2 to webhooks.raw/);
+    expect(text).toContain('skipped by filter 2');
+    expect(text).toContain('repeats       1');
+  });
+});
