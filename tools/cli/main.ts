@@ -2,25 +2,50 @@
 import { ConfigError } from '../../runtime/config.js';
 import { type Command, UsageError } from './command.js';
 
-/** Each command lives in its own module, loaded only when it runs (ingest does not load the stack). */
-const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
-  ingest: () => import('./commands/ingest.js'),
-  process: () => import('./commands/process.js'),
-  redrive: () => import('./commands/redrive.js'),
-  replay: () => import('./commands/replay.js'),
-  start: () => import('./commands/start.js'),
-  simulate: () => import('./commands/simulate.js'),
-  stack: () => import('./commands/stack.js'),
-  tail: () => import('./commands/tail.js'),
-  topics: () => import('./commands/topics.js'),
+/**
+ * Each command lives in its own module, loaded only when it runs (ingest does not load the stack);
+ * the summary is what `hookstream --help` lists, in this order.
+ */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
+  start: {
+    summary: 'everything for local use: stack, topics, ingest, processors',
+    load: () => import('./commands/start.js'),
+  },
+  ingest: {
+    summary: 'the webhook receiver (POST /webhooks/<source>)',
+    load: () => import('./commands/ingest.js'),
+  },
+  process: {
+    summary: 'the processors: dedupe-router and tables',
+    load: () => import('./commands/process.js'),
+  },
+  topics: {
+    summary: 'create or verify the topics, register the schemas',
+    load: () => import('./commands/topics.js'),
+  },
+  simulate: { summary: 'send webhooks as the platform does', load: () => import('./commands/simulate.js') },
+  tail: { summary: "print a topic's records as JSON lines", load: () => import('./commands/tail.js') },
+  replay: {
+    summary: 'rebuild derived topics from webhooks.raw, side by side',
+    load: () => import('./commands/replay.js'),
+  },
+  redrive: {
+    summary: 'send dead-lettered deliveries back through the router',
+    load: () => import('./commands/redrive.js'),
+  },
+  stack: {
+    summary: 'a local Kafka and schema registry (up, down, status, …)',
+    load: () => import('./commands/stack.js'),
+  },
 };
 
 function overview(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
   return [
     'usage: hookstream <command> [options]',
     '',
     'commands:',
-    ...Object.keys(COMMANDS).map((name) => `  ${name}`),
+    ...Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(width)}  ${summary}`),
     '',
     'Run `hookstream <command> --help` for a command’s options.',
   ].join('\n');
@@ -32,12 +57,12 @@ async function main(argv: string[]): Promise<number> {
     console.log(overview());
     return 0;
   }
-  const load = COMMANDS[name];
-  if (!load) {
+  const entry = COMMANDS[name];
+  if (!entry) {
     console.error(`hookstream: unknown command "${name}"\n\n${overview()}`);
     return 2;
   }
-  const { command } = await load();
+  const { command } = await entry.load();
   if (!command.ownHelp && (rest.includes('--help') || rest.includes('-h'))) {
     console.log(command.help);
     return 0;

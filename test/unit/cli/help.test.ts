@@ -1,0 +1,54 @@
+// Every command a person can type answers --help with its usage and exit code 0, run as a user runs it.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookstream.js');
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 30_000 });
+
+const overview = run('--help');
+const commands = [...overview.stdout.matchAll(/^ {2}(\w[\w-]*) {2,}/gm)].map((m) => m[1]!);
+
+describe('the hookstream command', () => {
+  it('lists its commands with a summary each', () => {
+    expect(overview.status).toBe(0);
+    expect(commands).toEqual(
+      expect.arrayContaining([
+        'start',
+        'ingest',
+        'process',
+        'topics',
+        'simulate',
+        'tail',
+        'replay',
+        'redrive',
+        'stack',
+      ]),
+    );
+  });
+
+  it.each(commands)('%s --help prints its usage and exits 0', (name) => {
+    const result = run(name, '--help');
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^usage: hookstream ${name}\\b`));
+  });
+
+  it('refuses an unknown command with one line and exit code 2', () => {
+    const result = run('frobnicate');
+    expect(result.status).toBe(2);
+    expect(result.stderr.split('\n')[0]).toBe('hookstream: unknown command "frobnicate"');
+  });
+
+  it('names a bad variable in one line and exits 2', () => {
+    const result = spawnSync(process.execPath, [bin, 'ingest'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, KAFKA_BROKERS: 'not-a-broker', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' },
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      'hookstream: KAFKA_BROKERS: expected host:port[,host:port…] (got "not-a-broker")',
+    );
+  });
+});
