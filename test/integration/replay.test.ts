@@ -7,30 +7,10 @@ import type { RunningStage } from '../../runtime/streams/stage.js';
 import { ENTITY_STREAMS, TABLE_STREAMS } from '../../schemas/topics.js';
 import { runReplayCommand } from '../../tools/cli/commands/replay.js';
 import { replayTopic } from '../../tools/replay/topics.js';
-import { jsonSafe } from '../../tools/tail/format.js';
+import { lastRows, multisets } from '../helpers/compare-streams.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, type ReadRecord, randomPrefix } from './processors-harness.js';
-
-/** Per key, the sorted multiset of (timestamp, decoded value) as JSON text. */
-function multisets(records: readonly ReadRecord[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const r of records) {
-    const list = out.get(r.key) ?? [];
-    out.set(r.key, list);
-    list.push(JSON.stringify({ timestamp: r.timestamp, value: jsonSafe(r.value, 'value', {}) }));
-  }
-  for (const list of out.values()) list.sort();
-  return out;
-}
-
-/** A table as consumers see it: the last value of each key (null: deleted), the whole row. */
-function table(records: readonly ReadRecord[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const r of records)
-    out.set(r.key, JSON.stringify(r.value === null ? null : jsonSafe(r.value, 'value', {})));
-  return out;
-}
+import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
 
 describe('hookstream replay of the whole raw topic', () => {
   const harness = new ProcessorsHarness(testStack(), randomPrefix('replay'));
@@ -92,9 +72,9 @@ describe('hookstream replay of the whole raw topic', () => {
   it('builds tables equal to the live tables', async () => {
     for (const stream of TABLE_STREAMS) {
       const live = harness.names.latest(stream);
-      const expected = table(await harness.read(live));
+      const expected = lastRows(await harness.read(live));
       expect(expected.size, live).toBeGreaterThan(0);
-      expect(table(await harness.read(replayTopic(live, id))), live).toEqual(expected);
+      expect(lastRows(await harness.read(replayTopic(live, id))), live).toEqual(expected);
     }
   });
 
