@@ -1,7 +1,7 @@
 // `npm run bench:ingest`: signed 2 KB deliveries at rising offered rates (open loop) against ingest, beside
 // a bare Fastify route (the HTTP ceiling) and Kafka's producer perf test (acks=all, same record size).
 // Writes the figures into docs/benchmarks.md (the ingest section) with the command that reproduces them.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import { topicCatalog, topicNames } from '../../schemas/topics.js';
 import { type Stack, startStack } from '../stack/index.js';
 import { type Delivery, type LoadResult, runStep } from './ingest-load.js';
+import { pidListeningOn, processCpuSeconds, rssMiB } from './proc-stats.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const COMMAND = 'npm run bench:ingest';
@@ -37,41 +38,6 @@ const STEP_S = Number(opts['step-seconds']);
 const log = (message: string) => console.error(`bench:ingest ${message}`);
 
 // ---- process measurements --------------------------------------------------------------------------
-
-const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (!pid) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICK;
-  } catch {
-    return undefined;
-  }
-}
-
-function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
-  if (!pid) return undefined;
-  try {
-    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The pid listening on a local TCP port (same user), through `ss`. */
-function pidListeningOn(port: number): number | undefined {
-  try {
-    const out = execFileSync('ss', ['-ltnpH', `sport = :${port}`]).toString();
-    const match = /pid=(\d+)/.exec(out);
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -188,11 +154,11 @@ async function measuredStep(
   rate: number,
   pids: { target?: number; broker?: number },
 ): Promise<StepFigures> {
-  const cpu0 = cpuSeconds(pids.target);
-  const broker0 = cpuSeconds(pids.broker);
+  const cpu0 = processCpuSeconds(pids.target);
+  const broker0 = processCpuSeconds(pids.broker);
   const result = await runStep({ host: '127.0.0.1', port }, load, { offeredRate: rate, durationS: STEP_S });
-  const cpu1 = cpuSeconds(pids.target);
-  const broker1 = cpuSeconds(pids.broker);
+  const cpu1 = processCpuSeconds(pids.target);
+  const broker1 = processCpuSeconds(pids.broker);
   const perRequest = (a?: number, b?: number) =>
     a !== undefined && b !== undefined && result.ok > 0 ? ((b - a) / result.ok) * 1e6 : undefined;
   return {
@@ -345,7 +311,7 @@ async function benchProducerPerf(brokers: string[], brokerPid: number | undefine
   const topic = `${prefix}producer-perf`;
   await createTopic(brokers, topic, prefix);
   const records = Number(opts['perf-records']);
-  const broker0 = cpuSeconds(brokerPid);
+  const broker0 = processCpuSeconds(brokerPid);
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -378,7 +344,7 @@ async function benchProducerPerf(brokers: string[], brokerPid: number | undefine
       code === 0 ? resolve(text) : reject(new Error(`producer-perf-test exited ${code}`)),
     );
   });
-  const broker1 = cpuSeconds(brokerPid);
+  const broker1 = processCpuSeconds(brokerPid);
   const line = output.trim().split('\n').at(-1)!;
   const number = (re: RegExp) => Number(re.exec(line)?.[1]);
   return {

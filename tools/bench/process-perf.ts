@@ -3,7 +3,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { machineBusySeconds, processCpuSeconds } from './process-measure.js';
+import { machineBusySeconds, processCpuSeconds } from './proc-stats.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;

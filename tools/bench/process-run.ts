@@ -8,7 +8,7 @@ import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import { createSerde } from '../../schemas/serde.js';
 import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
 import { generateLoad } from '../../test/integration/processors-load.js';
-import { machineBusySeconds, peakRssMiB, processCpuSeconds } from './process-measure.js';
+import { machineBusySeconds, peakRssMiB, processCpuSeconds } from './proc-stats.js';
 import type { FromWorker, ToWorker, WorkerArgs } from './process-worker.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

@@ -18,7 +18,7 @@ import { tablesAppId } from '../../processors/tables/main.js';
 import { createKafka } from '../../runtime/kafka/client.js';
 import { TABLE_STREAMS, topicNames } from '../../schemas/topics.js';
 import { type Stack, startStack } from '../stack/index.js';
-import { findBrokerPid } from './process-measure.js';
+import { findBrokerPid } from './proc-stats.js';
 import { consumerPerfTest } from './process-perf.js';
 import { summariseProfile } from './process-profile.js';
 import { type Report, renderReport, writeReport } from './process-report.js';

@@ -1,5 +1,5 @@
-// What `npm run bench:process` reads from /proc: CPU seconds of a process and of the whole machine,
-// peak RSS, and the pid of the Kafka broker behind KAFKA_BROKERS.
+// What the benchmarks read from /proc: CPU seconds of a process and of the whole machine, its memory,
+// the pid behind a local port, and the pid of the Kafka broker behind KAFKA_BROKERS.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,15 +26,18 @@ export function machineBusySeconds(): number {
   return (n[0]! + n[1]! + n[2]! + n[5]! + n[6]! + n[7]!) / TICK;
 }
 
-export function peakRssMiB(pid: number | undefined): number | undefined {
+/** Resident memory now (VmRSS) or at its peak (VmHWM), in MiB. */
+export function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
   if (!pid) return undefined;
   try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) / 1024 : undefined;
   } catch {
     return undefined;
   }
 }
+
+export const peakRssMiB = (pid: number | undefined) => rssMiB(pid, 'VmHWM');
 
 function commandLine(pid: number): string[] {
   try {
@@ -45,7 +48,7 @@ function commandLine(pid: number): string[] {
 }
 
 /** The pid `ss` names as listening on a local TCP port (needs the same user, or root). */
-function pidListeningOn(port: number): number | undefined {
+export function pidListeningOn(port: number): number | undefined {
   try {
     const out = execFileSync('ss', ['-ltnpH', `sport = :${port}`], { stdio: ['ignore', 'pipe', 'ignore'] });
     const match = /pid=(\d+)/.exec(out.toString());
