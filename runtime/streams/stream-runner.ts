@@ -215,6 +215,11 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     tasks.clear();
   }
 
+  /** When a heartbeat last succeeded: proof that our member id, generation and assignment are current. */
+  let lastHeartbeatAt = 0;
+  consumer.on(consumer.events.HEARTBEAT, () => {
+    lastHeartbeatAt = Date.now();
+  });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
     reconcile(payload.memberAssignment, payload.memberId),
   );
@@ -280,12 +285,22 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
         lost.add(key);
         pause();
         // Normally a rebalance follows and says who owns it. If none comes and the partition is
-        // still ours a session later (our membership intact), whoever fenced us was the stale one:
-        // take it back, as on an assignment (fence, restore, process).
-        setTimeout(() => {
-          if (!lost.delete(key) || closing || !assigned.has(key)) return;
+        // still ours a session later, whoever fenced us was the stale one: take it back, as on an
+        // assignment (fence, restore, process). "Still ours" needs proof: a heartbeat that succeeded
+        // after the fencing (it carries our member id and generation). A woken zombie's heartbeats
+        // fail until it rejoins, so it never takes back what it lost, which would fence the real
+        // owner and make the two fence each other in turn until the zombie's rejoin.
+        const fencedAt = Date.now();
+        const takeBack = () => {
+          if (!lost.has(key) || closing || !assigned.has(key)) return;
+          if (lastHeartbeatAt <= fencedAt) {
+            setTimeout(takeBack, sessionTimeoutMs).unref();
+            return;
+          }
+          lost.delete(key);
           consumer.resume([{ topic, partitions: [partition] }]);
-        }, sessionTimeoutMs).unref();
+        };
+        setTimeout(takeBack, sessionTimeoutMs).unref();
         return;
       }
       throw error;

@@ -12,6 +12,8 @@ const SESSION_TIMEOUT_MS = '6000';
 
 /** Each test waits out at least one session timeout and a restore; a loaded machine needs room. */
 const FAULT_TEST_TIMEOUT_MS = 240_000;
+/** Each wait inside a fault test fails on its own, naming what it waited for, well within the test's budget. */
+const STEP_TIMEOUT_MS = 60_000;
 
 async function committedRecords(harness: ProcessorsHarness, groupId: string): Promise<bigint> {
   const admin = harness.kafka.admin();
@@ -61,7 +63,7 @@ describe('the dedupe-router under faults', () => {
 
       const second = await harness.spawnProcess(['--only', 'dedupe-router'], env);
       children.push(second.child);
-      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
       second.child.kill('SIGTERM');
       await second.exited;
       await expectExactlyOnce(harness, load.ids);
@@ -86,7 +88,7 @@ describe('the dedupe-router under faults', () => {
       const a = await harness.spawnProcess(['--only', 'dedupe-router'], env);
       const b = await harness.spawnProcess(['--only', 'dedupe-router'], env);
       children.push(a.child, b.child);
-      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
       await Promise.all([waitReady(`${a.url}/readyz`), waitReady(`${b.url}/readyz`)]);
 
       // The second half holds retries of ids the first half brought to both instances.
@@ -95,7 +97,7 @@ describe('the dedupe-router under faults', () => {
       a.child.kill('SIGKILL');
       await produced;
       await a.exited;
-      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
       await waitReady(`${b.url}/readyz`);
       b.child.kill('SIGTERM');
       await b.exited;
@@ -117,17 +119,17 @@ describe('the dedupe-router under faults', () => {
 
       const zombie = await harness.spawnProcess(['--only', 'dedupe-router'], env);
       children.push(zombie.child);
-      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
       // Frozen (a long GC pause, a stalled VM): its session expires, the survivor takes every partition.
       zombie.child.kill('SIGSTOP');
       const survivor = await harness.spawnProcess(['--only', 'dedupe-router'], env);
       children.push(survivor.child);
       await harness.produceRaw(load.envelopes.slice(third, 2 * third));
-      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
       // It wakes up believing it still owns its partitions; meanwhile more records arrive.
       zombie.child.kill('SIGCONT');
       await harness.produceRaw(load.envelopes.slice(2 * third));
-      await harness.waitCaughtUp(groupId, [harness.names.raw], 120_000);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
       await waitReady(`${survivor.url}/readyz`);
       survivor.child.kill('SIGTERM');
       zombie.child.kill('SIGTERM');
