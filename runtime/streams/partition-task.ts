@@ -75,6 +75,8 @@ export class PartitionTask<V> {
   #processor: Processor<V> | undefined;
   #punctuations: { intervalMs: number; last: number; run: Punctuator }[] = [];
   #outbox: Outgoing[] = [];
+  /** The processor's instrumentation of the current attempt: emitted once it commits, dropped if it aborts. */
+  #events: Parameters<Instrument>[] = [];
   #current: InputRecord<V> | undefined;
   #sinks: Map<string, SinkNode>;
   #needsReset = false;
@@ -174,7 +176,10 @@ export class PartitionTask<V> {
       schedule(intervalMs: number, run: Punctuator) {
         task.#punctuations.push({ intervalMs, last: task.streamTime, run });
       },
-      instrument: this.options.instrument,
+      // Counted once per committed decision, not per attempt: a retried batch processes its records again.
+      instrument(event, labels, value) {
+        task.#events.push([event, labels, value]);
+      },
     };
   }
 
@@ -228,6 +233,8 @@ export class PartitionTask<V> {
         await batch.commitOffset?.(next);
       }
       for (const store of this.#stores.values()) store.commit();
+      for (const event of this.#events) this.options.instrument(...event);
+      this.#events = [];
       this.options.instrument(
         'stream.transaction',
         { topic: this.topic },
@@ -242,6 +249,7 @@ export class PartitionTask<V> {
     } catch (error) {
       for (const store of this.#stores.values()) store.rollback();
       this.#outbox = [];
+      this.#events = [];
       this.streamTime = before;
       if (transaction?.isActive()) {
         await transaction.abort().catch(() => {
@@ -259,6 +267,9 @@ export class PartitionTask<V> {
       throw error;
     }
     this.#punctuate();
+    // A punctuation (expiry) acts on committed state, outside any transaction: its events go out now.
+    for (const event of this.#events) this.options.instrument(...event);
+    this.#events = [];
   }
 
   async #run(messages: readonly KafkaMessage[]): Promise<void> {

@@ -15,6 +15,15 @@ const FAULT_TEST_TIMEOUT_MS = 240_000;
 /** Each wait inside a fault test fails on its own, naming what it waited for, well within the test's budget. */
 const STEP_TIMEOUT_MS = 60_000;
 
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+}
+
 async function committedRecords(harness: ProcessorsHarness, groupId: string): Promise<bigint> {
   const admin = harness.kafka.admin();
   await admin.connect();
@@ -133,7 +142,7 @@ describe('the dedupe-router under faults', () => {
       await waitReady(`${survivor.url}/readyz`);
       survivor.child.kill('SIGTERM');
       zombie.child.kill('SIGTERM');
-      await Promise.all([survivor.exited, zombie.exited]);
+      await within(Promise.all([survivor.exited, zombie.exited]), STEP_TIMEOUT_MS, 'exit after SIGTERM');
       await expectExactlyOnce(harness, load.ids);
     },
     FAULT_TEST_TIMEOUT_MS,

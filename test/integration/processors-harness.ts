@@ -200,6 +200,7 @@ export class ProcessorsHarness {
   async spawnProcess(
     args: readonly string[],
     extra: Record<string, string> = {},
+    startTimeoutMs = 60_000,
   ): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
     const child = spawn(
       process.execPath,
@@ -232,6 +233,14 @@ export class ProcessorsHarness {
       });
       child.stderr!.on('data', (d: Buffer) => process.stderr.write(d));
       void exited.then((code) => reject(new Error(`hookstream process exited with ${code} before running`)));
+      // Joining the group can wait for a rebalance; past this, say so rather than hang the test.
+      setTimeout(
+        () =>
+          reject(
+            new Error(`hookstream process ${args.join(' ')} was not running after ${startTimeoutMs} ms`),
+          ),
+        startTimeoutMs,
+      ).unref();
     });
     return { child, url, exited };
   }

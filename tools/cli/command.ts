@@ -33,3 +33,16 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
     throw new UsageError((error as Error).message);
   }
 }
+
+/**
+ * After a command has closed everything it opened: a handle a client library leaves open must not keep
+ * the process alive. If it is still running after `graceMs`, the lingering handles are named and it exits
+ * with the exit code the command returned (process.exitCode, set by main.ts).
+ */
+export function exitIfStillRunning(warn: (message: string) => void, graceMs = 5_000): void {
+  setTimeout(() => {
+    const handles = process.getActiveResourcesInfo().join(', ');
+    warn(`still running ${graceMs} ms after a clean close (${handles}); exiting`);
+    process.exit();
+  }, graceMs).unref();
+}

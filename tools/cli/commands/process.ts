@@ -3,7 +3,7 @@
 import { STAGES, startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
-import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+import { type Command, CommandFailed, exitIfStillRunning, parseOptions, UsageError } from '../command.js';
 
 const HELP = `usage: hookstream process [options]
 
@@ -57,6 +57,8 @@ export const command: Command = {
     force.unref();
     await processors.close();
     clearTimeout(force);
-    return outcome.stopped === undefined ? 0 : 1;
+    const code = outcome.stopped === undefined ? 0 : 1;
+    exitIfStillRunning((message) => logger.warn(message));
+    return code;
   },
 };

@@ -9,7 +9,7 @@ import { startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
 import { defaultStateDir, runningStack, type Stack, startStack } from '../../stack/index.js';
-import { type Command, CommandFailed, parseOptions } from '../command.js';
+import { type Command, CommandFailed, exitIfStillRunning, parseOptions } from '../command.js';
 import { setUpTopics } from './topics.js';
 
 const HELP = [
@@ -105,6 +105,7 @@ export const command: Command = {
       if (stack.owned) await stack.owned.stop();
     };
 
+    let closedCleanly = false;
     try {
       const env: NodeJS.ProcessEnv = {
         ...process.env,
@@ -169,6 +170,7 @@ export const command: Command = {
       // Ingest first (no new deliveries), then the processors finish their transactions.
       await ingest.close();
       await processors.close();
+      closedCleanly = true;
       return reason.startsWith('SIG') ? 0 : 1;
     } catch (error) {
       if (error instanceof Error && error.name.startsWith('KafkaJS')) {
@@ -177,6 +179,7 @@ export const command: Command = {
       throw error;
     } finally {
       await stopStack();
+      if (closedCleanly) exitIfStillRunning((message) => console.error(`hookstream: ${message}`));
     }
   },
 };
