@@ -161,6 +161,9 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   const assigned = new Set<string>();
 
   function reconcile(assignment: Record<string, number[]>, member: string): void {
+    // A join can complete while the app closes (a woken zombie rejoins as it is told to stop): opening
+    // partitions then would start producers and restore readers that nothing closes any more.
+    if (closing) return;
     joined = true;
     if (memberId !== undefined && member !== memberId) {
       // We were out of the group (a long pause, a lost session) and joined again as a new member:
