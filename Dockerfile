@@ -1,5 +1,5 @@
-# hookstream's production image: compiled JavaScript on a current Node LTS, run as a non-root user.
-# Build: docker build -t hookstream .   Run: docker run hookstream ingest   (or: topics, process, …)
+# hookledger's production image: compiled JavaScript on a current Node LTS, run as a non-root user.
+# Build: docker build -t hookledger .   Run: docker run hookledger ingest   (or: topics, process, …)
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -74,7 +74,7 @@ export async function startIngest({
   const deadlineMs = config.INGEST_DEADLINE_MS;
   const kafka = createKafka({
     brokers: config.KAFKA_BROKERS,
-    clientId: 'hookstream-ingest',
+    clientId: 'hookledger-ingest',
     logger,
     overrides: { requestTimeout: deadlineMs, connectionTimeout: 3_000 },
   });
@@ -88,7 +88,7 @@ export async function startIngest({
 
   const metrics = createIngestMetrics();
   const encoder = new RegistryEncoder({
-    serde: createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookstream-ingest' }),
+    serde: createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-ingest' }),
     subject: valueSubject(rawTopic),
     schema: loadSchema(RAW_ENVELOPE_SCHEMA),
     logger,
@@ -143,7 +143,7 @@ export async function startIngest({
   return { app, url: address, producer, encoder, close };
 }
 
-/** The `hookstream ingest` process: runs until SIGTERM or SIGINT, then closes gracefully. */
+/** The `hookledger ingest` process: runs until SIGTERM or SIGINT, then closes gracefully. */
 export async function runIngest(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const config = loadConfig(env);
   const sources = loadSources(env);

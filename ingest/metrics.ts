@@ -21,48 +21,48 @@ export interface IngestMetrics {
 
 export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetrics {
   const registry = new Registry();
-  if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'hookstream_ingest_' });
+  if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'hookledger_ingest_' });
   const registers = [registry];
   const requests = new Counter({
-    name: 'hookstream_ingest_requests_total',
+    name: 'hookledger_ingest_requests_total',
     help: 'Webhook requests answered, by source and HTTP status.',
     labelNames: ['source', 'status'] as const,
     registers,
   });
   const signatureFailures = new Counter({
-    name: 'hookstream_ingest_signature_failures_total',
+    name: 'hookledger_ingest_signature_failures_total',
     help: 'Requests refused by the signature check, by reason (missing, algorithm, malformed, mismatch).',
     labelNames: ['source', 'reason'] as const,
     registers,
   });
   const requestSeconds = new Histogram({
-    name: 'hookstream_ingest_request_duration_seconds',
+    name: 'hookledger_ingest_request_duration_seconds',
     help: 'Time from request to answer, by source and HTTP status.',
     labelNames: ['source', 'status'] as const,
     buckets: SECONDS,
     registers,
   });
   const inFlight = new Gauge({
-    name: 'hookstream_ingest_requests_in_flight',
+    name: 'hookledger_ingest_requests_in_flight',
     help: 'Webhook requests being handled (most wait for their acknowledgement).',
     labelNames: ['source'] as const,
     registers,
   });
   const batchRecords = new Histogram({
-    name: 'hookstream_ingest_produce_batch_records',
+    name: 'hookledger_ingest_produce_batch_records',
     help: 'Records per produce call.',
     buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000],
     registers,
   });
   const batchSeconds = new Histogram({
-    name: 'hookstream_ingest_produce_duration_seconds',
+    name: 'hookledger_ingest_produce_duration_seconds',
     help: 'Time a produce call took until acknowledged (acks=all), by outcome.',
     labelNames: ['outcome'] as const,
     buckets: SECONDS,
     registers,
   });
   const producerReplacements = new Counter({
-    name: 'hookstream_ingest_producer_replacements_total',
+    name: 'hookledger_ingest_producer_replacements_total',
     help: 'Producers abandoned after a failed or timed-out send and replaced by a new one.',
     registers,
   });
@@ -81,7 +81,7 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
     },
     watch({ pendingBytes, ready }) {
       new Gauge({
-        name: 'hookstream_ingest_pending_bytes',
+        name: 'hookledger_ingest_pending_bytes',
         help: 'Bytes of records queued or in flight to Kafka (503 at once above INGEST_MAX_PENDING_BYTES).',
         registers,
         collect() {
@@ -89,7 +89,7 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
         },
       });
       new Gauge({
-        name: 'hookstream_ingest_producer_ready',
+        name: 'hookledger_ingest_producer_ready',
         help: '1 while a producer is connected and writing, else 0.',
         registers,
         collect() {

@@ -1,4 +1,4 @@
-// The configured webhook sources (HOOKSTREAM_SOURCES or HOOKSTREAM_SOURCES_FILE), validated once at start.
+// The configured webhook sources (HOOKLEDGER_SOURCES or HOOKLEDGER_SOURCES_FILE), validated once at start.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../runtime/config.js';
@@ -52,7 +52,7 @@ export type Sources = ReadonlyMap<string, Source>;
 const EXPECTED = '{"<name>":{"keys":{"<key id>":"<key>"}}} or {"<name>":{"signature":"none"}}';
 
 /** Parses the sources JSON; `variable` names where it came from in the error message. */
-export function parseSources(json: string, variable = 'HOOKSTREAM_SOURCES'): Sources {
+export function parseSources(json: string, variable = 'HOOKLEDGER_SOURCES'): Sources {
   let raw: unknown;
   try {
     raw = JSON.parse(json);
@@ -77,13 +77,13 @@ export function parseSources(json: string, variable = 'HOOKSTREAM_SOURCES'): Sou
   return sources;
 }
 
-/** Reads the sources from HOOKSTREAM_SOURCES, or from the file HOOKSTREAM_SOURCES_FILE names (secrets mounts). */
+/** Reads the sources from HOOKLEDGER_SOURCES, or from the file HOOKLEDGER_SOURCES_FILE names (secrets mounts). */
 export function loadSources(env: NodeJS.ProcessEnv = process.env): Sources {
-  const inline = env.HOOKSTREAM_SOURCES;
-  const file = env.HOOKSTREAM_SOURCES_FILE;
+  const inline = env.HOOKLEDGER_SOURCES;
+  const file = env.HOOKLEDGER_SOURCES_FILE;
   if (inline && file) {
     throw new ConfigError(
-      'HOOKSTREAM_SOURCES_FILE: set either HOOKSTREAM_SOURCES or HOOKSTREAM_SOURCES_FILE, not both',
+      'HOOKLEDGER_SOURCES_FILE: set either HOOKLEDGER_SOURCES or HOOKLEDGER_SOURCES_FILE, not both',
     );
   }
   if (file) {
@@ -92,13 +92,13 @@ export function loadSources(env: NodeJS.ProcessEnv = process.env): Sources {
       text = readFileSync(file, 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-      throw new ConfigError(`HOOKSTREAM_SOURCES_FILE: cannot read ${JSON.stringify(file)} (${code})`);
+      throw new ConfigError(`HOOKLEDGER_SOURCES_FILE: cannot read ${JSON.stringify(file)} (${code})`);
     }
-    return parseSources(text, 'HOOKSTREAM_SOURCES_FILE');
+    return parseSources(text, 'HOOKLEDGER_SOURCES_FILE');
   }
-  if (inline) return parseSources(inline, 'HOOKSTREAM_SOURCES');
+  if (inline) return parseSources(inline, 'HOOKLEDGER_SOURCES');
   throw new ConfigError(
-    `HOOKSTREAM_SOURCES: expected ${EXPECTED} (it is not set, nor HOOKSTREAM_SOURCES_FILE)`,
+    `HOOKLEDGER_SOURCES: expected ${EXPECTED} (it is not set, nor HOOKLEDGER_SOURCES_FILE)`,
   );
 }
 

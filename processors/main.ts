@@ -1,5 +1,5 @@
 // Starts the processor stages (dedupe-router, tables, or one of them) in this process, with one
-// /healthz, /readyz and /metrics server: what `hookstream process` and `hookstream start` run.
+// /healthz, /readyz and /metrics server: what `hookledger process` and `hookledger start` run.
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../runtime/config.js';
 import type { Logger } from '../runtime/log.js';
@@ -40,7 +40,7 @@ export async function startProcessors({
   concurrency = 1,
 }: ProcessorSettings): Promise<RunningProcessors> {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'hookstream_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'hookledger_process_' });
   const stages: RunningStage[] = [];
   const closeStages = async () => {
     for (const stage of [...stages].reverse()) await stage.close();

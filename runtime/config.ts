@@ -23,7 +23,7 @@ const port = z.coerce.number().int().min(0).max(65_535);
 const bytes = z.coerce.number().int().positive();
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-/** Every variable hookstream reads, with its default. Names are the variables themselves. */
+/** Every variable hookledger reads, with its default. Names are the variables themselves. */
 const environment = z.object({
   KAFKA_BROKERS: z
     .string()
@@ -35,7 +35,7 @@ const environment = z.object({
     .string()
     .regex(/^[a-zA-Z0-9._-]*$/, 'expected letters, digits, ".", "_" or "-"')
     .default(''),
-  /** Partition count for new topics (`hookstream topics`); unset: the raw topic's, else 12. */
+  /** Partition count for new topics (`hookledger topics`); unset: the raw topic's, else 12. */
   TOPIC_PARTITIONS: z.coerce.number().int().positive().optional(),
   DEDUPE_WINDOW: duration('7d or 72h')
     .default(7 * 86_400_000)
@@ -56,7 +56,7 @@ const environment = z.object({
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),
   INGEST_TLS_CERT_FILE: z.string().optional(),
   INGEST_TLS_KEY_FILE: z.string().optional(),
-  HOOKSTREAM_LOCAL_STACK: flag.default(false),
+  HOOKLEDGER_LOCAL_STACK: flag.default(false),
   /** The processors' /healthz, /readyz and /metrics. */
   PROCESSOR_HOST: z.string().min(1).default('0.0.0.0'),
   PROCESSOR_PORT: port.default(9090),
@@ -69,7 +69,7 @@ const environment = z.object({
 
 export type Config = z.infer<typeof environment>;
 
-/** The names of the variables above (sources are read by ingest: HOOKSTREAM_SOURCES, HOOKSTREAM_SOURCES_FILE). */
+/** The names of the variables above (sources are read by ingest: HOOKLEDGER_SOURCES, HOOKLEDGER_SOURCES_FILE). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(environment.shape);
 
 /** Validates the environment; throws a ConfigError whose message is one line naming the variable. */

@@ -20,7 +20,7 @@ export function createLogger(options: { level?: string; name?: string } = {}): L
   const config: LoggerOptions = {
     level: options.level ?? 'info',
     redact: { paths: REDACTED, censor: '[redacted]' },
-    base: { name: options.name ?? 'hookstream' },
+    base: { name: options.name ?? 'hookledger' },
   };
   return pino(config);
 }

@@ -57,7 +57,7 @@ export function schemaIdOf(buffer: Buffer): number {
   return buffer.readInt32BE(1);
 }
 
-export function createSerde({ registryUrl, clientId = 'hookstream' }: CreateSerdeOptions): Serde {
+export function createSerde({ registryUrl, clientId = 'hookledger' }: CreateSerdeOptions): Serde {
   const base = registryUrl.replace(/\/+$/, '');
   const registry = new SchemaRegistry({ host: base, clientId });
 

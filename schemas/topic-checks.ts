@@ -61,7 +61,7 @@ export function rawDurabilityCheck({ rawTopic, local, warn }: RawDurabilityCheck
       return;
     }
     throw new DurabilityError(
-      `${what}, so an acknowledged webhook could be lost; fix the cluster or topic, or pass --local (HOOKSTREAM_LOCAL_STACK=true) if this is a local stack`,
+      `${what}, so an acknowledged webhook could be lost; fix the cluster or topic, or pass --local (HOOKLEDGER_LOCAL_STACK=true) if this is a local stack`,
     );
   };
 }
@@ -75,7 +75,7 @@ export async function assertRawTopicFitsBodyLimit(
   { rawTopic, bodyLimit }: { rawTopic: string; bodyLimit: number },
 ): Promise<void> {
   const state = (await describeTopics(admin, [rawTopic])).get(rawTopic);
-  if (!state) throw new RawTopicError(`topic "${rawTopic}" does not exist: run \`hookstream topics\` first`);
+  if (!state) throw new RawTopicError(`topic "${rawTopic}" does not exist: run \`hookledger topics\` first`);
   const needed = envelopeMaxMessageBytes(bodyLimit);
   const found = Number(state.configs['max.message.bytes']);
   if (!(found >= needed)) {

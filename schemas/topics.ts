@@ -1,4 +1,4 @@
-// The topic catalog as data: every hookstream topic's name, key, value schema, cleanup and settings.
+// The topic catalog as data: every hookledger topic's name, key, value schema, cleanup and settings.
 // docs/topics.md describes the same topics for consumers; a unit test keeps both naming the same ones.
 import type { TopicSpec } from '../runtime/kafka/topic-spec.js';
 import { RAW_ENVELOPE_SCHEMA } from './raw-envelope.js';
@@ -113,7 +113,7 @@ export interface CatalogTopic extends TopicSpec {
   valueSchema: string | undefined;
 }
 
-/** Every topic hookstream uses, as `hookstream topics` creates and verifies them. */
+/** Every topic hookledger uses, as `hookledger topics` creates and verifies them. */
 export function topicCatalog({
   prefix,
   bodyLimit,

@@ -24,4 +24,4 @@ const health: FastifyPluginAsync<HealthOptions> = async (app, { checks }) => {
   });
 };
 
-export const healthPlugin = fp(health, { name: 'hookstream-health', fastify: '5.x' });
+export const healthPlugin = fp(health, { name: 'hookledger-health', fastify: '5.x' });

@@ -10,4 +10,4 @@ const metrics: FastifyPluginAsync<{ metrics: IngestMetrics }> = async (app, { me
   });
 };
 
-export const metricsPlugin = fp(metrics, { name: 'hookstream-metrics', fastify: '5.x' });
+export const metricsPlugin = fp(metrics, { name: 'hookledger-metrics', fastify: '5.x' });

@@ -1,4 +1,4 @@
-// The platform's webhook contract (seeds/platform-webhooks.md §2) as zod schemas over the
+// The platform's webhook contract (docs/webhook-contract.md) as zod schemas over the
 // lossless parse: numbers arrive as LosslessNumber. Unknown fields are kept (loose objects),
 // because an entity event's `data` must carry whatever the configured query selected.
 import { z } from 'zod';

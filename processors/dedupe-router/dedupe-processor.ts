@@ -7,10 +7,10 @@ import { type RawInput, UNDECODABLE_REASON, undecodableDeadLetter } from './pois
 import { type RouteDecision, route } from './route.js';
 
 /**
- * Marks a record `hookstream redrive` appended again after a fix. Its value names the redrive run:
+ * Marks a record `hookledger redrive` appended again after a fix. Its value names the redrive run:
  * each run processes a dead-lettered id once, and a repeated record of the same run is a duplicate.
  */
-export const REDRIVE_HEADER = 'hookstream-redrive';
+export const REDRIVE_HEADER = 'hookledger-redrive';
 
 /** The id under which a redrive run's own record is remembered (a second entry in the same id set). */
 export function redriveId(id: string, run: string): string {

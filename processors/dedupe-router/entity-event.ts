@@ -1,4 +1,4 @@
-// Builds the values of the entity streams (DESIGN "Entity events"): the generic entity event, the
+// Builds the values of the entity streams (docs/design.md, "Entity events"): the generic entity event, the
 // EnergySwitch event with the contract's typed fields, and the commission event.
 
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -99,7 +99,7 @@ export interface EnergySwitchCommissionEvent extends Commission {
 }
 
 /**
- * The entity id (DESIGN): the record's `id`, else `query.variables.id`, else the variables' single
+ * The entity id (docs/design.md): the record's `id`, else `query.variables.id`, else the variables' single
  * value. Numbers count, as their text; undefined when none of these gives one.
  */
 export function resolveEntityId(record: JsonObject | null, variables: JsonObject | null): string | undefined {

@@ -13,7 +13,7 @@ export const DEDUPE_ROUTER = 'dedupe-router';
 
 /** The consumer group of the live router; transactional ids are `<group>-<topic>-<partition>`. */
 export function dedupeRouterAppId(prefix: string): string {
-  return `${prefix}hookstream-dedupe-router`;
+  return `${prefix}hookledger-dedupe-router`;
 }
 
 export async function startDedupeRouter({
@@ -27,7 +27,7 @@ export async function startDedupeRouter({
   const log = logger.child({ stage: DEDUPE_ROUTER });
   const serde = createSerde({
     registryUrl: config.SCHEMA_REGISTRY_URL,
-    clientId: 'hookstream-dedupe-router',
+    clientId: 'hookledger-dedupe-router',
   });
   const topicOf = (logical: RouteTopic) => `${prefix}${logical}`;
   const schemaIds = new Map<string, number>();
@@ -46,7 +46,7 @@ export async function startDedupeRouter({
   const metrics = createStreamMetrics({ app: DEDUPE_ROUTER, registry, events: dedupeMetricEvents(registry) });
   const kafka = createKafka({
     brokers: config.KAFKA_BROKERS,
-    clientId: 'hookstream-dedupe-router',
+    clientId: 'hookledger-dedupe-router',
     logger: log,
   });
   const app = await startStreamApp({

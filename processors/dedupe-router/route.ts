@@ -1,4 +1,4 @@
-// Routes one first delivery (DESIGN "Routing"): pure, so the same code decides live, in replay and
+// Routes one first delivery (docs/design.md, "Routing"): pure, so the same code decides live, in replay and
 // in tests. The dedupe happens before; the caller writes the outputs, the changelog record (kind)
 // and the input offset in one transaction.
 import type { ZodError } from 'zod';

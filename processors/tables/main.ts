@@ -11,7 +11,7 @@ import { type TableTopic, tablesTopology } from './topology.js';
 export const TABLES = 'tables';
 
 export function tablesAppId(prefix: string): string {
-  return `${prefix}hookstream-tables`;
+  return `${prefix}hookledger-tables`;
 }
 
 export async function startTables({
@@ -23,7 +23,7 @@ export async function startTables({
   const prefix = config.TOPIC_PREFIX;
   const names = topicNames(prefix);
   const log = logger.child({ stage: TABLES });
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookstream-tables' });
+  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-tables' });
   const tables: TableTopic[] = [];
   for (const stream of TABLE_STREAMS) {
     tables.push({
@@ -36,7 +36,7 @@ export async function startTables({
   }
   const topology = tablesTopology({ tables, serde, windowMs: config.DEDUPE_WINDOW });
   const metrics = createStreamMetrics({ app: TABLES, registry, events: tablesMetricEvents(registry) });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookstream-tables', logger: log });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookledger-tables', logger: log });
   const app = await startStreamApp({
     kafka,
     topology,

@@ -1,4 +1,4 @@
-// The field-level, event-time last-writer-wins merge behind `entity.<name>.latest` (DESIGN
+// The field-level, event-time last-writer-wins merge behind `entity.<name>.latest` (docs/design.md
 // "tables"). Pure: the state is plain JSON, so the stage's changelog-backed store can hold it.
 //
 // The state is a function of the *set* of events applied, whatever their order, and applying an

@@ -5,20 +5,20 @@ import type { EventHandler } from '../../runtime/streams/metrics.js';
 export function tablesMetricEvents(registry: Registry): Record<string, EventHandler> {
   const registers = [registry];
   const events = new Counter({
-    name: 'hookstream_tables_events_total',
+    name: 'hookledger_tables_events_total',
     help: 'Entity events merged, by table and outcome (merged, state-only, unchanged, skipped).',
     labelNames: ['table', 'outcome'] as const,
     registers,
   });
   const freshness = new Histogram({
-    name: 'hookstream_tables_freshness_seconds',
+    name: 'hookledger_tables_freshness_seconds',
     help: 'Table write time minus the delivery’s receivedAt.',
     labelNames: ['table'] as const,
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
     registers,
   });
   const forgotten = new Counter({
-    name: 'hookstream_tables_forgotten_total',
+    name: 'hookledger_tables_forgotten_total',
     help: 'Deletion markers dropped after the dedupe window (by stream time).',
     labelNames: ['table'] as const,
     registers,

@@ -64,39 +64,39 @@ function kitSeries(registry: Registry): KitSeries {
   const created: KitSeries = {
     watched,
     records: new Counter({
-      name: 'hookstream_stream_records_total',
+      name: 'hookledger_stream_records_total',
       help: 'Input records processed and committed, by app and input topic.',
       labelNames: ['app', 'topic'] as const,
       registers,
     }),
     transactionSeconds: new Histogram({
-      name: 'hookstream_stream_transaction_seconds',
+      name: 'hookledger_stream_transaction_seconds',
       help: 'Time to write a batch: outputs, changelog and offsets sent and committed (one transaction when exactly-once).',
       labelNames: ['app'] as const,
       buckets: SECONDS,
       registers,
     }),
     batchSeconds: new Histogram({
-      name: 'hookstream_stream_batch_seconds',
+      name: 'hookledger_stream_batch_seconds',
       help: 'Time to process and write one fetched batch, decode to commit.',
       labelNames: ['app'] as const,
       buckets: SECONDS,
       registers,
     }),
     retries: new Counter({
-      name: 'hookstream_stream_batch_retries_total',
+      name: 'hookledger_stream_batch_retries_total',
       help: 'Batches aborted and tried again (not fencing: that drops the partition).',
       labelNames: ['app'] as const,
       registers,
     }),
     lag: new Gauge({
-      name: 'hookstream_stream_consumer_lag',
+      name: 'hookledger_stream_consumer_lag',
       help: 'Records between the last batch fetched and the partition end, per input partition.',
       labelNames: ['app', 'topic', 'partition'] as const,
       registers,
     }),
     restoreSeconds: new Histogram({
-      name: 'hookstream_stream_restore_seconds',
+      name: 'hookledger_stream_restore_seconds',
       help: 'Time to restore a changelog for newly assigned partitions.',
       labelNames: ['app', 'topic'] as const,
       buckets: SECONDS,
@@ -104,7 +104,7 @@ function kitSeries(registry: Registry): KitSeries {
     }),
   };
   new Gauge({
-    name: 'hookstream_stream_partitions',
+    name: 'hookledger_stream_partitions',
     help: 'Input partitions held, by state (opening, restoring, ready).',
     labelNames: ['app', 'status'] as const,
     registers,
@@ -116,7 +116,7 @@ function kitSeries(registry: Registry): KitSeries {
     },
   });
   new Gauge({
-    name: 'hookstream_stream_store_entries',
+    name: 'hookledger_stream_store_entries',
     help: 'Entries held in state stores (for the dedupe store: tracked ids), summed over partitions.',
     labelNames: ['app', 'store'] as const,
     registers,

@@ -1,5 +1,5 @@
 // Runs a topology on a consumer group: follows assignments, opens and restores partition tasks in
-// DESIGN's order, feeds them batches, and drops them when their partition moves away or is lost.
+// the design's order, feeds them batches, and drops them when their partition moves away or is lost.
 import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import type { Logger } from '../log.js';
 import { PartitionLostError } from './errors.js';
@@ -112,7 +112,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     });
 
   /**
-   * DESIGN's order for newly assigned partitions: (1) every producer initialised, which fences
+   * The design's order for newly assigned partitions: (1) every producer initialised, which fences
    * zombies and aborts their open transactions; (2) their changelogs restored read_committed to the
    * end, one throwaway reader per changelog topic for all of them; (3) then they process.
    */

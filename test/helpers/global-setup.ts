@@ -9,7 +9,7 @@ import type { TestStack } from './stack.js';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // A fresh state dir per run: no topic, group or schema from an earlier run can make a test pass.
-  const stateDir = await mkdtemp(join(tmpdir(), 'hookstream-test-stack-'));
+  const stateDir = await mkdtemp(join(tmpdir(), 'hookledger-test-stack-'));
   const logger = pino(
     { level: process.env.LOG_LEVEL ?? 'warn', base: { name: 'test-stack' } },
     pino.destination(2),
@@ -17,16 +17,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // If this throws, the state dir stays: its logs explain the failure, and the error names them.
   const stack = await startStack({ stateDir, logger });
   const shared: TestStack = { kind: stack.kind, brokers: stack.brokers, registryUrl: stack.registryUrl };
-  project.provide('hookstreamStack', shared);
+  project.provide('hookledgerStack', shared);
   // Also as variables, for code under test that reads its config from the environment (workers inherit it).
   process.env.KAFKA_BROKERS = stack.brokers.join(',');
   process.env.SCHEMA_REGISTRY_URL = stack.registryUrl;
-  if (stack.kind !== 'configured') process.env.HOOKSTREAM_LOCAL_STACK = 'true';
+  if (stack.kind !== 'configured') process.env.HOOKLEDGER_LOCAL_STACK = 'true';
   console.log(`integration stack: ${stack.describe()}; ready in ${(stack.startupMs / 1000).toFixed(1)} s`);
 
   return async () => {
     await stack.stop();
-    if (process.env.HOOKSTREAM_KEEP_TEST_STACK) {
+    if (process.env.HOOKLEDGER_KEEP_TEST_STACK) {
       console.log(`integration stack: state kept in ${stateDir}`);
     } else {
       await rm(stateDir, { recursive: true, force: true });

@@ -14,7 +14,7 @@ export interface TestStack {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    hookstreamStack: TestStack;
+    hookledgerStack: TestStack;
   }
 }
 
@@ -23,7 +23,7 @@ declare module 'vitest' {
  * and never stop or restart this broker (take a dedicated one for that).
  */
 export function testStack(): TestStack {
-  return inject('hookstreamStack');
+  return inject('hookledgerStack');
 }
 
 export interface DedicatedBroker extends DedicatedKafka {
@@ -36,7 +36,7 @@ export interface DedicatedBroker extends DedicatedKafka {
  * Local JVM or container, whichever the machine offers (a configured stack cannot provide one).
  */
 export async function startDedicatedBroker(): Promise<DedicatedBroker> {
-  const stateDir = await mkdtemp(join(tmpdir(), 'hookstream-broker-'));
+  const stateDir = await mkdtemp(join(tmpdir(), 'hookledger-broker-'));
   try {
     const kafka = await startDedicatedKafka({ stateDir });
     return Object.assign(kafka, {

@@ -40,7 +40,7 @@ describe('simulate → ingest → processors, then a replay of everything', () =
   ];
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'hookstream-e2e-'));
+    dir = await mkdtemp(path.join(tmpdir(), 'hookledger-e2e-'));
     await harness.setUp();
     ingest = await runIngest({ ...stack, prefix: harness.prefix, sources: { sim: { keys: { k1: KEY } } } });
     const config = harness.config();

@@ -24,7 +24,7 @@ interface Manifest {
   deliveries: Delivery[];
 }
 
-const FIXTURES = new URL('../../../shared/fixtures/', import.meta.url);
+const FIXTURES = new URL('../fixtures/', import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL('manifest.json', FIXTURES), 'utf8')) as Manifest;
 const bodyOf = (d: Delivery) => readFileSync(new URL(d.file, FIXTURES));
 

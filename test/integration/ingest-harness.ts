@@ -19,7 +19,7 @@ export function randomPrefix(name: string): string {
   return `it-${name}-${randomBytes(4).toString('hex')}.`;
 }
 
-/** Creates webhooks.raw (only) under the prefix, as `hookstream topics` would for this body limit. */
+/** Creates webhooks.raw (only) under the prefix, as `hookledger topics` would for this body limit. */
 export async function createRawTopic(
   brokers: string[],
   prefix: string,

@@ -69,7 +69,7 @@ export class ProcessorsHarness {
     return loadConfig(this.environment(extra));
   }
 
-  /** Creates every topic as `hookstream topics` would and registers the value schemas. */
+  /** Creates every topic as `hookledger topics` would and registers the value schemas. */
   async setUp(dedupeWindowMs = 7 * 86_400_000): Promise<void> {
     const specs = topicCatalog({
       prefix: this.prefix,
@@ -194,7 +194,7 @@ export class ProcessorsHarness {
   }
 
   /**
-   * Runs `hookstream process` as a child process (so a test can SIGKILL it); resolves once it serves
+   * Runs `hookledger process` as a child process (so a test can SIGKILL it); resolves once it serves
    * its ops endpoints, with their URL.
    */
   async spawnProcess(
@@ -204,7 +204,7 @@ export class ProcessorsHarness {
   ): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
     const child = spawn(
       process.execPath,
-      [path.join(repoRoot, 'tools/cli/hookstream.js'), 'process', ...args],
+      [path.join(repoRoot, 'tools/cli/hookledger.js'), 'process', ...args],
       {
         cwd: repoRoot,
         env: { ...process.env, ...this.environment({ LOG_LEVEL: 'info', ...extra }) },
@@ -232,12 +232,12 @@ export class ProcessorsHarness {
         }
       });
       child.stderr!.on('data', (d: Buffer) => process.stderr.write(d));
-      void exited.then((code) => reject(new Error(`hookstream process exited with ${code} before running`)));
+      void exited.then((code) => reject(new Error(`hookledger process exited with ${code} before running`)));
       // Joining the group can wait for a rebalance; past this, say so rather than hang the test.
       setTimeout(
         () =>
           reject(
-            new Error(`hookstream process ${args.join(' ')} was not running after ${startTimeoutMs} ms`),
+            new Error(`hookledger process ${args.join(' ')} was not running after ${startTimeoutMs} ms`),
           ),
         startTimeoutMs,
       ).unref();

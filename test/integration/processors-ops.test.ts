@@ -1,4 +1,4 @@
-// `hookstream process` as users run it: both stages in one process, its ops endpoints, a poison record
+// `hookledger process` as users run it: both stages in one process, its ops endpoints, a poison record
 // and a redrive.
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
 import { ProcessorsHarness, randomPrefix, waitReady } from './processors-harness.js';
 
-describe('hookstream process', () => {
+describe('hookledger process', () => {
   const harness = new ProcessorsHarness(testStack(), randomPrefix('ops'), 2);
   let child: ChildProcess | undefined;
   afterAll(() => {
@@ -62,22 +62,22 @@ describe('hookstream process', () => {
 
     const metrics = await (await fetch(`${running.url}/metrics`)).text();
     for (const series of [
-      'hookstream_dedupe_records_total{route="routed"}',
-      'hookstream_dedupe_records_total{route="dead-lettered"}',
-      'hookstream_dedupe_dlq_total{reason="envelope-undecodable"} 1',
-      'hookstream_dedupe_dlq_total{reason="graphql-errors"} 2',
-      'hookstream_dedupe_duplicates_total{decision="dead-lettered"} 2',
-      'hookstream_dedupe_duplicates_total{decision="routed"} 2',
-      'hookstream_stream_consumer_lag{app="dedupe-router"',
-      'hookstream_stream_transaction_seconds_count{app="dedupe-router"}',
-      'hookstream_stream_store_entries{app="dedupe-router",store="dedupe"}',
-      'hookstream_dedupe_freshness_seconds_count',
-      'hookstream_tables_events_total{table="user",outcome="merged"}',
-      'hookstream_stream_partitions{app="tables",status="ready"}',
+      'hookledger_dedupe_records_total{route="routed"}',
+      'hookledger_dedupe_records_total{route="dead-lettered"}',
+      'hookledger_dedupe_dlq_total{reason="envelope-undecodable"} 1',
+      'hookledger_dedupe_dlq_total{reason="graphql-errors"} 2',
+      'hookledger_dedupe_duplicates_total{decision="dead-lettered"} 2',
+      'hookledger_dedupe_duplicates_total{decision="routed"} 2',
+      'hookledger_stream_consumer_lag{app="dedupe-router"',
+      'hookledger_stream_transaction_seconds_count{app="dedupe-router"}',
+      'hookledger_stream_store_entries{app="dedupe-router",store="dedupe"}',
+      'hookledger_dedupe_freshness_seconds_count',
+      'hookledger_tables_events_total{table="user",outcome="merged"}',
+      'hookledger_stream_partitions{app="tables",status="ready"}',
     ]) {
       expect(metrics, series).toContain(series);
     }
-    const tracked = /hookstream_stream_store_entries\{app="dedupe-router",store="dedupe"\} (\d+)/.exec(
+    const tracked = /hookledger_stream_store_entries\{app="dedupe-router",store="dedupe"\} (\d+)/.exec(
       metrics,
     );
     // Every id once, and the redrive run's own entry.

@@ -1,4 +1,4 @@
-// hookstream redrive against the real broker: a delivery dead-lettered by a router rule that a fix
+// hookledger redrive against the real broker: a delivery dead-lettered by a router rule that a fix
 // relaxed reaches its entity stream once after a redrive, and a second redrive adds nothing.
 //
 // No router rule can be relaxed without a code change (routing is a pure function of the envelope),
@@ -22,7 +22,7 @@ import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
 import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
 
-describe('hookstream redrive after a fix', () => {
+describe('hookledger redrive after a fix', () => {
   const harness = new ProcessorsHarness(testStack(), randomPrefix('redrive'));
   const deliveries = storedDeliveries();
   const target = deliveries.find(

@@ -1,4 +1,4 @@
-// hookstream replay interrupted half-way and run again with the same id: every delivery once, within the
+// hookledger replay interrupted half-way and run again with the same id: every delivery once, within the
 // first run's bounds, and the trigger filter applied to both runs.
 import { describe, expect, it } from 'vitest';
 import { runReplay } from '../../tools/replay/replay.js';

@@ -1,4 +1,4 @@
-// hookstream replay against the real broker: the whole raw topic rebuilt side by side equals the live outputs.
+// hookledger replay against the real broker: the whole raw topic rebuilt side by side equals the live outputs.
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
@@ -12,7 +12,7 @@ import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
 import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
 
-describe('hookstream replay of the whole raw topic', () => {
+describe('hookledger replay of the whole raw topic', () => {
   const harness = new ProcessorsHarness(testStack(), randomPrefix('replay'));
   const id = 'it1';
   const stages: RunningStage[] = [];

@@ -13,7 +13,7 @@ import { createRawTopic, type IngestUnderTest, randomPrefix, runIngest } from '.
 
 const KEY = 'simulate-e2e-key';
 
-describe('hookstream simulate against a running ingest', () => {
+describe('hookledger simulate against a running ingest', () => {
   const stack = testStack();
   const prefix = randomPrefix('simulate');
   let ingest: IngestUnderTest;

@@ -103,8 +103,8 @@ describe('a local broker whose owner is killed', () => {
       `import { tmpdir } from 'node:os';`,
       `import { join } from 'node:path';`,
       `import { startDedicatedKafka } from ${JSON.stringify(index)};`,
-      `const stateDir = mkdtempSync(join(tmpdir(), 'hookstream-orphan-'));`,
-      `const kafka = await startDedicatedKafka({ stateDir, env: { ...process.env, HOOKSTREAM_STACK: 'local' } });`,
+      `const stateDir = mkdtempSync(join(tmpdir(), 'hookledger-orphan-'));`,
+      `const kafka = await startDedicatedKafka({ stateDir, env: { ...process.env, HOOKLEDGER_STACK: 'local' } });`,
       `console.log(JSON.stringify({ kind: kafka.kind, pid: kafka.pid(), stateDir }));`,
       `setInterval(() => {}, 1000);`,
     ].join('\n');

@@ -1,4 +1,4 @@
-// hookstream tail against the real broker and registry: fixture envelopes in, JSON lines out.
+// hookledger tail against the real broker and registry: fixture envelopes in, JSON lines out.
 import { randomUUID } from 'node:crypto';
 import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +36,7 @@ function env(): NodeJS.ProcessEnv {
 // biome-ignore lint/suspicious/noExplicitAny: the printed JSON is checked field by field
 type Line = any;
 
-/** Runs `hookstream tail` in-process; resolves to the lines it printed, parsed. */
+/** Runs `hookledger tail` in-process; resolves to the lines it printed, parsed. */
 async function tailLines(args: string[], signal?: AbortSignal) {
   const out: string[] = [];
   const code = await runTail(args, {
@@ -96,7 +96,7 @@ afterAll(async () => {
   await admin?.disconnect();
 });
 
-describe('hookstream tail', () => {
+describe('hookledger tail', () => {
   it('prints the fixture records as JSON lines, values decoded through the registry, then stops', async () => {
     const lines = await tailLines(['webhooks.raw', '--from-beginning']);
     expect(lines).toHaveLength(fixtures.length);

@@ -176,7 +176,7 @@ describe('the raw topic on a single-broker stack', () => {
     const p = freshPrefix();
     const rawTopic = topicNames(p).raw;
     await expect(assertRawTopicFitsBodyLimit(admin, { rawTopic, bodyLimit: 1_048_576 })).rejects.toThrow(
-      /does not exist: run `hookstream topics`/,
+      /does not exist: run `hookledger topics`/,
     );
     await ensureTopics(admin, catalog(p));
     await expect(
@@ -188,7 +188,7 @@ describe('the raw topic on a single-broker stack', () => {
   });
 });
 
-describe('hookstream topics', () => {
+describe('hookledger topics', () => {
   it('creates every topic and registers the schemas, then verifies and changes nothing', async () => {
     const p = freshPrefix();
     const { brokers, registryUrl } = testStack();

@@ -13,24 +13,24 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
     { build?: unknown; image?: string; command?: string[]; environment?: Record<string, unknown> }
   >;
 };
-const SOURCE_VARIABLES = ['HOOKSTREAM_SOURCES', 'HOOKSTREAM_SOURCES_FILE'];
-const hookstreamServices = Object.entries(compose.services).filter(
+const SOURCE_VARIABLES = ['HOOKLEDGER_SOURCES', 'HOOKLEDGER_SOURCES_FILE'];
+const hookledgerServices = Object.entries(compose.services).filter(
   ([, service]) => service.build !== undefined,
 );
 
 describe('docker-compose.yml', () => {
-  it('runs hookstream services built from this repository', () => {
-    expect(hookstreamServices.map(([name]) => name)).toContain('ingest');
+  it('runs hookledger services built from this repository', () => {
+    expect(hookledgerServices.map(([name]) => name)).toContain('ingest');
   });
 
-  for (const [name, service] of hookstreamServices) {
+  for (const [name, service] of hookledgerServices) {
     it(`${name}: runs a command the CLI has`, () => {
       const command = service.command?.[0];
       expect(command, 'a command').toBeDefined();
       expect(existsSync(path.join(root, 'tools/cli/commands', `${command}.ts`))).toBe(true);
     });
 
-    it(`${name}: sets only variables hookstream reads, and a valid configuration`, () => {
+    it(`${name}: sets only variables hookledger reads, and a valid configuration`, () => {
       const env = Object.fromEntries(
         Object.entries(service.environment ?? {}).map(([key, value]) => [key, String(value)]),
       );

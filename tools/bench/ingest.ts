@@ -211,7 +211,7 @@ function startIngest(
   logFile: string,
 ) {
   const output = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [join(ROOT, 'tools/cli/hookstream.js'), 'ingest'], {
+  const child = spawn(process.execPath, [join(ROOT, 'tools/cli/hookledger.js'), 'ingest'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -220,8 +220,8 @@ function startIngest(
       TOPIC_PREFIX: prefix,
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: String(port),
-      HOOKSTREAM_SOURCES: JSON.stringify({ bench: { keys: { k1: KEY } } }),
-      HOOKSTREAM_LOCAL_STACK: 'true',
+      HOOKLEDGER_SOURCES: JSON.stringify({ bench: { keys: { k1: KEY } } }),
+      HOOKLEDGER_LOCAL_STACK: 'true',
       LOG_LEVEL: opts['log-level'],
     },
     // Straight into the file: relaying a line per request through this process would tax the load generator.
@@ -236,7 +236,7 @@ function servedWithin(before: string, after: string, le: string): number {
   const bucket = (text: string, bound: string) =>
     Number(
       new RegExp(
-        `hookstream_ingest_request_duration_seconds_bucket\\{le="${bound.replace('+', '\\+')}",source="bench",status="200"\\} (\\d+)`,
+        `hookledger_ingest_request_duration_seconds_bucket\\{le="${bound.replace('+', '\\+')}",source="bench",status="200"\\} (\\d+)`,
       ).exec(text)?.[1] ?? 0,
     );
   const total = bucket(after, '+Inf') - bucket(before, '+Inf');
@@ -279,8 +279,8 @@ async function benchHttp(
       ms50: servedWithin(before, after, '0.05'),
     };
     log(`ingest at half its max (${halfRate}/s): ${describe(half)}`);
-    const batches = Number(/hookstream_ingest_produce_batch_records_count (\d+)/.exec(after)?.[1]);
-    const records = Number(/hookstream_ingest_produce_batch_records_sum (\d+)/.exec(after)?.[1]);
+    const batches = Number(/hookledger_ingest_produce_batch_records_count (\d+)/.exec(after)?.[1]);
+    const records = Number(/hookledger_ingest_produce_batch_records_sum (\d+)/.exec(after)?.[1]);
     return {
       ingest: {
         steps: ingest.steps,
@@ -316,7 +316,7 @@ async function benchProducerPerf(brokers: string[], brokerPid: number | undefine
     const child = spawn(
       process.execPath,
       [
-        join(ROOT, 'tools/cli/hookstream.js'),
+        join(ROOT, 'tools/cli/hookledger.js'),
         'stack',
         'kafka-tool',
         'producer-perf-test',
@@ -398,7 +398,7 @@ function writeReport(section: string): void {
 }
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'hookstream-bench-'));
+  const dir = await mkdtemp(join(tmpdir(), 'hookledger-bench-'));
   let stack: Stack | undefined;
   try {
     stack = await startStack({ stateDir: join(dir, 'stack') });
@@ -432,7 +432,7 @@ async function main(): Promise<void> {
       `${STEP_S} s per offered rate after a 3 s warm-up; a target leaves the ramp at the first rate it cannot keep (under 90 % of`,
       'offered, over 1 % non-200, or p99 over 1 s; such a step is run twice, the better run counts, so one burst from a neighbour',
       'does not end it). "Max sustained" is the best throughput of a step it kept.',
-      `Ingest runs as \`hookstream ingest\` (LOG_LEVEL=${opts['log-level']}, one log line per request; defaults: linger 2 ms, batches up to 500`,
+      `Ingest runs as \`hookledger ingest\` (LOG_LEVEL=${opts['log-level']}, one log line per request; defaults: linger 2 ms, batches up to 500`,
       'records, deadline 10 s) against a raw topic of 12 partitions, replication factor 1; every 200 waited for its acks=all acknowledgement.',
       '',
       '### Summary',

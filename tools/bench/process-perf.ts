@@ -1,4 +1,4 @@
-// Kafka's kafka-consumer-perf-test over the bench's raw topic (through `hookstream stack kafka-tool`):
+// Kafka's kafka-consumer-perf-test over the bench's raw topic (through `hookledger stack kafka-tool`):
 // how fast the JVM client alone reads the same records, the floor under any consumer's cost.
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -50,7 +50,7 @@ export async function consumerPerfTest({
     const child = spawn(
       process.execPath,
       [
-        join(ROOT, 'tools/cli/hookstream.js'),
+        join(ROOT, 'tools/cli/hookledger.js'),
         'stack',
         'kafka-tool',
         'consumer-perf-test',

@@ -58,7 +58,7 @@ let close: () => Promise<void> = async () => undefined;
 /** Input records processed and committed so far (the stream kit's own counter, or the pass-through's). */
 async function count(): Promise<number> {
   if (args.mode !== 'router' && args.mode !== 'tables') return records;
-  const metric = registry.getSingleMetric('hookstream_stream_records_total');
+  const metric = registry.getSingleMetric('hookledger_stream_records_total');
   const values = metric ? (await metric.get()).values : [];
   return values.reduce((sum, v) => sum + v.value, 0);
 }

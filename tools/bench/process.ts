@@ -56,7 +56,7 @@ async function benchStack(): Promise<{ brokers: string[]; registryUrl: string; s
   const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
   const registryUrl = process.env.SCHEMA_REGISTRY_URL;
   if (brokers.length > 0 && registryUrl) return { brokers, registryUrl };
-  const stack = await startStack({ stateDir: mkdtempSync(join(tmpdir(), 'hookstream-bench-stack-')) });
+  const stack = await startStack({ stateDir: mkdtempSync(join(tmpdir(), 'hookledger-bench-stack-')) });
   log(`stack: ${stack.describe()}`);
   return { brokers: stack.brokers, registryUrl: stack.registryUrl, stack };
 }
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   const profilePrefix = `bench-process-${randomBytes(3).toString('hex')}.`;
   const names = topicNames(prefix);
   const current: { worker?: Worker } = {};
-  const profileDir = mkdtempSync(join(tmpdir(), 'hookstream-bench-profile-'));
+  const profileDir = mkdtempSync(join(tmpdir(), 'hookledger-bench-profile-'));
   const prefixes = [prefix];
   try {
     log(`producing ${ids} ids + ${retries} retries to ${names.raw} (${partitions} partitions)`);

@@ -2,7 +2,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 export interface Command {
-  /** Shown for `hookstream <command> --help`: usage line, then one line per option. */
+  /** Shown for `hookledger <command> --help`: usage line, then one line per option. */
   help: string;
   /** The command answers `--help` itself (it has subcommands, or passes arguments on to another program). */
   ownHelp?: boolean;

@@ -4,7 +4,7 @@ import { type Command, UsageError } from './command.js';
 
 /**
  * Each command lives in its own module, loaded only when it runs (ingest does not load the stack);
- * the summary is what `hookstream --help` lists, in this order.
+ * the summary is what `hookledger --help` lists, in this order.
  */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
   start: {
@@ -42,12 +42,12 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
 function overview(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
   return [
-    'usage: hookstream <command> [options]',
+    'usage: hookledger <command> [options]',
     '',
     'commands:',
     ...Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(width)}  ${summary}`),
     '',
-    'Run `hookstream <command> --help` for a command’s options.',
+    'Run `hookledger <command> --help` for a command’s options.',
   ].join('\n');
 }
 
@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const entry = COMMANDS[name];
   if (!entry) {
-    console.error(`hookstream: unknown command "${name}"\n\n${overview()}`);
+    console.error(`hookledger: unknown command "${name}"\n\n${overview()}`);
     return 2;
   }
   const { command } = await entry.load();
@@ -75,10 +75,10 @@ try {
 } catch (error) {
   // Expected failures get one clear line; anything else is a bug and keeps its stack.
   if (error instanceof ConfigError || error instanceof UsageError) {
-    console.error(`hookstream: ${error.message}`);
+    console.error(`hookledger: ${error.message}`);
     process.exitCode = 2;
   } else if (error instanceof Error && 'userFacing' in error) {
-    console.error(`hookstream: ${error.message}`);
+    console.error(`hookledger: ${error.message}`);
     process.exitCode = 1;
   } else {
     console.error(error);

@@ -1,4 +1,4 @@
-// `hookstream redrive`: appends dead-lettered envelopes (chosen by reason or time) to webhooks.raw again
+// `hookledger redrive`: appends dead-lettered envelopes (chosen by reason or time) to webhooks.raw again
 // with a redrive header naming the run; the live router, the only writer of the dedupe state, then
 // processes each id whose recorded decision is "dead-lettered" once per run (dedupe-processor.ts).
 import { randomBytes } from 'node:crypto';
@@ -132,7 +132,7 @@ export async function redrive({
         headers: { [REDRIVE_HEADER]: runId },
       });
     },
-    `${prefix}hookstream-redrive-reader`,
+    `${prefix}hookledger-redrive-reader`,
   );
   result.sent = messages.length;
   if (dryRun || messages.length === 0) return result;

@@ -1,4 +1,4 @@
-// `hookstream replay`: webhooks.raw (a range of it) through the live topologies with fresh state into
+// `hookledger replay`: webhooks.raw (a range of it) through the live topologies with fresh state into
 // side-by-side topics, until every partition reaches its end bound. Never writes a live topic.
 import type { Admin, Kafka } from 'kafkajs';
 import type { RawInput } from '../../processors/dedupe-router/poison.js';
@@ -154,10 +154,10 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
     throw new BoundsError('--stage tables replays the live entity streams whole: no --from/--to/--trigger');
   const kafka = createKafka({
     brokers: config.KAFKA_BROKERS,
-    clientId: `hookstream-replay-${id}`,
+    clientId: `hookledger-replay-${id}`,
     logger: log,
   });
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookstream-replay' });
+  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-replay' });
   const boundsGroup = `${replayAppId(prefix, id, 'bounds')}`;
   const routerApp = replayAppId(prefix, id, 'dedupe-router');
   // The tables of a whole replay read the replay's streams; `--stage tables` reads the live ones.

@@ -1,4 +1,4 @@
-// What `hookstream replay` prints at the end: the summary, and how consumers move to the replay's topics.
+// What `hookledger replay` prints at the end: the summary, and how consumers move to the replay's topics.
 import type { StageCounts } from './bounded-topology.js';
 import type { ReplayResult } from './replay.js';
 
@@ -56,7 +56,7 @@ export function cutOver(result: ReplayResult, command: string): string {
     `They hold what webhooks.raw had up to the replay's end offsets (${bounds}) and do not follow new`,
     'deliveries: the live processors keep writing the live topics, and nothing else ever does.',
     'To cut a consumer over:',
-    '  1. compare first: `hookstream tail <replay topic> --from-beginning` against its live twin (entity',
+    '  1. compare first: `hookledger tail <replay topic> --from-beginning` against its live twin (entity',
     '     streams per key as multisets: their order across raw partitions differs);',
     '  2. point the consumer at the replay topic, read_committed, from the beginning, and let it reach the end;',
     '  3. move it back to the live topic from a little before the time of the replay’s last records, dropping',

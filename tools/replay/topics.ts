@@ -27,7 +27,7 @@ export function replayTopic(topic: string, id: string): string {
 
 /** Consumer groups (and transactional id prefixes) of a replay: never a live app's. */
 export function replayAppId(prefix: string, id: string, stage: string): string {
-  return `${prefix}hookstream-replay-${id}-${stage}`;
+  return `${prefix}hookledger-replay-${id}-${stage}`;
 }
 
 export class MissingLiveTopicError extends Error {
@@ -65,7 +65,7 @@ export async function replaySpecs(
     const state = found.get(live);
     if (spec === undefined) throw new Error(`${live} is not a catalog topic`);
     if (state === undefined)
-      throw new MissingLiveTopicError(`topic ${live} does not exist: run \`hookstream topics\` first`);
+      throw new MissingLiveTopicError(`topic ${live} does not exist: run \`hookledger topics\` first`);
     const configs = { ...spec.configs };
     if (live === names.dedupeChangelog) {
       configs['cleanup.policy'] = 'compact';

@@ -1,5 +1,5 @@
 // The simulated platform's deliveries: a pure, seeded generator of webhook bodies shaped exactly like the
-// platform's (see ../shared/seeds/platform-webhooks.md and the fixtures), over a small evolving world
+// platform's (see docs/webhook-contract.md and the fixtures), over a small evolving world
 // of users, accounts, documents, to-dos and energy switches.
 import { DEFAULT_API, type Json, recommendedQuery, webhookDate, writeBody } from './body.js';
 import {

@@ -1,4 +1,4 @@
-// `hookstream simulate`'s arguments, turned into a SimulationOptions (or one UsageError line).
+// `hookledger simulate`'s arguments, turned into a SimulationOptions (or one UsageError line).
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseDuration } from '../../runtime/duration.js';
@@ -109,10 +109,10 @@ function signingKey(
     if (key === '') throw new UsageError(`--key-file: ${JSON.stringify(values['key-file'])} is empty`);
     return key;
   }
-  const fromEnv = env.HOOKSTREAM_SIMULATE_KEY;
+  const fromEnv = env.HOOKLEDGER_SIMULATE_KEY;
   if (fromEnv) return fromEnv;
   throw new UsageError(
-    'no signing key: give --key, --key-file or HOOKSTREAM_SIMULATE_KEY (or --unsigned for a source declared "signature": "none")',
+    'no signing key: give --key, --key-file or HOOKLEDGER_SIMULATE_KEY (or --unsigned for a source declared "signature": "none")',
   );
 }
 

@@ -24,10 +24,10 @@ export interface Artifacts {
   registryJar: string;
 }
 
-/** `$HOOKSTREAM_CACHE_DIR`, else `$XDG_CACHE_HOME/hookstream`, else `~/.cache/hookstream`: outside the checkout. */
+/** `$HOOKLEDGER_CACHE_DIR`, else `$XDG_CACHE_HOME/hookledger`, else `~/.cache/hookledger`: outside the checkout. */
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.HOOKSTREAM_CACHE_DIR) return env.HOOKSTREAM_CACHE_DIR;
-  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'hookstream');
+  if (env.HOOKLEDGER_CACHE_DIR) return env.HOOKLEDGER_CACHE_DIR;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'hookledger');
 }
 
 function cacheEntry(root: string): string {
@@ -132,8 +132,8 @@ export async function ensureArtifacts(
         POM,
         'dependency:copy-dependencies@kafka',
         'dependency:copy@registry',
-        `-Dhookstream.kafka.lib=${join(staging, 'kafka-lib')}`,
-        `-Dhookstream.downloads=${join(staging, 'downloads')}`,
+        `-Dhookledger.kafka.lib=${join(staging, 'kafka-lib')}`,
+        `-Dhookledger.downloads=${join(staging, 'downloads')}`,
       ],
       { env, timeout: 15 * 60_000, maxBuffer: 16 * 1_048_576 },
     );

@@ -3,7 +3,7 @@ import { StackError } from './errors.js';
 
 export type StackKind = 'configured' | 'docker' | 'local';
 
-/** `HOOKSTREAM_STACK`: `auto` (the default order), or force `docker` or `local`. */
+/** `HOOKLEDGER_STACK`: `auto` (the default order), or force `docker` or `local`. */
 export type StackPreference = 'auto' | 'docker' | 'local';
 
 export type StackChoice =
@@ -23,11 +23,11 @@ export const NO_STACK_HELP =
   'set KAFKA_BROKERS and SCHEMA_REGISTRY_URL to use a running Kafka and schema registry; or start a Docker engine (testcontainers runs them); or install Java 17+ and Maven to run them as local processes';
 
 export function stackPreference(env: NodeJS.ProcessEnv): StackPreference {
-  const value = (env.HOOKSTREAM_STACK ?? '').trim().toLowerCase();
+  const value = (env.HOOKLEDGER_STACK ?? '').trim().toLowerCase();
   if (value === '' || value === 'auto') return 'auto';
   if (value === 'docker' || value === 'local') return value;
   throw new StackError(
-    `HOOKSTREAM_STACK: expected auto, docker or local (got ${JSON.stringify(env.HOOKSTREAM_STACK)})`,
+    `HOOKLEDGER_STACK: expected auto, docker or local (got ${JSON.stringify(env.HOOKLEDGER_STACK)})`,
   );
 }
 
@@ -64,13 +64,13 @@ export async function chooseStack(env: NodeJS.ProcessEnv, probes: StackProbes): 
     if (await probes.dockerAnswers()) return { kind: 'docker' };
     if (preference === 'docker') {
       throw new StackError(
-        'HOOKSTREAM_STACK=docker, but no Docker engine answers (check DOCKER_HOST or the docker socket)',
+        'HOOKLEDGER_STACK=docker, but no Docker engine answers (check DOCKER_HOST or the docker socket)',
       );
     }
   }
   const problem = await probes.localProblem();
   if (problem === undefined) return { kind: 'local' };
-  if (preference === 'local') throw new StackError(`HOOKSTREAM_STACK=local, but ${problem}`);
+  if (preference === 'local') throw new StackError(`HOOKLEDGER_STACK=local, but ${problem}`);
   throw new StackError(`no Kafka and schema registry available (${problem}): ${NO_STACK_HELP}`);
 }
 

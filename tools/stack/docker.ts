@@ -110,7 +110,7 @@ export async function startDockerKafka(options: {
     .withNetwork(network)
     .withNetworkAliases(KAFKA_ALIAS)
     .withExposedPorts({ container: EXTERNAL_PORT, host: hostPort })
-    .withLabels({ 'dev.hookstream.stack': 'kafka' })
+    .withLabels({ 'dev.hookledger.stack': 'kafka' })
     .withEnvironment({
       CLUSTER_ID: newClusterId(),
       KAFKA_NODE_ID: '1',
@@ -179,7 +179,7 @@ export async function startDockerStack(options: {
     const registry = await new tc.GenericContainer(REGISTRY_IMAGE)
       .withNetwork(network)
       .withExposedPorts(8080)
-      .withLabels({ 'dev.hookstream.stack': 'registry' })
+      .withLabels({ 'dev.hookledger.stack': 'registry' })
       .withEnvironment({
         APICURIO_STORAGE_KIND: 'kafkasql',
         APICURIO_KAFKASQL_BOOTSTRAP_SERVERS: kafka.internalBootstrap,

@@ -93,7 +93,7 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
   if (choice.kind === 'configured') {
     const refuse = async () => {
       throw new StackError(
-        'KAFKA_BROKERS and SCHEMA_REGISTRY_URL point at a stack hookstream did not start: it cannot restart that broker',
+        'KAFKA_BROKERS and SCHEMA_REGISTRY_URL point at a stack hookledger did not start: it cannot restart that broker',
       );
     };
     return {
@@ -114,7 +114,7 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
   const existing = runningStack(options.stateDir);
   if (existing) {
     throw new StackError(
-      `a stack already runs from ${options.stateDir} (Kafka ${existing.brokers.join(',')}): use ${stackFiles(options.stateDir).env}, or \`hookstream stack down\` first`,
+      `a stack already runs from ${options.stateDir} (Kafka ${existing.brokers.join(',')}): use ${stackFiles(options.stateDir).env}, or \`hookledger stack down\` first`,
     );
   }
 

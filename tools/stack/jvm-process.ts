@@ -21,7 +21,7 @@ export interface JvmSpec {
   logFile: string;
   pidFile: string;
   /**
-   * false (tests, `hookstream start`): run under supervise.js, which stops the JVM when this process
+   * false (tests, `hookledger start`): run under supervise.js, which stops the JVM when this process
    * ends in any way. true (`stack up`): the JVM outlives us; only its pid file tells where it is.
    */
   detached: boolean;

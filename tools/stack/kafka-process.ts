@@ -84,7 +84,7 @@ export async function createKafkaNode(options: KafkaNodeOptions): Promise<KafkaN
   const settings = { port: node.port, controllerPort: node.controllerPort, dataDir: paths.dataDir };
   await writeFile(
     paths.serverProperties,
-    renderProperties(kafkaServerProperties(settings), 'written by hookstream stack'),
+    renderProperties(kafkaServerProperties(settings), 'written by hookledger stack'),
   );
   await writeFile(paths.log4j, renderProperties(kafkaLog4jProperties()));
   await writeFile(paths.toolsLog4j, renderProperties(toolsLog4jProperties()));

@@ -31,7 +31,7 @@ const TAKES_BOOTSTRAP_SERVER = new Set([
 
 /**
  * The tool's arguments, with `--bootstrap-server <brokers>` added when the caller gave none and we know
- * the brokers, so `hookstream stack kafka-tool topics --list` just works against the local stack.
+ * the brokers, so `hookledger stack kafka-tool topics --list` just works against the local stack.
  */
 export function kafkaToolArgs(tool: string, args: string[], brokers: string[] | undefined): string[] {
   const asksHelp = args.includes('--help') || args.includes('-h') || args.includes('--version');

@@ -53,7 +53,7 @@ export async function stackStatus(stateDir: string): Promise<StackStatus | undef
   return { record, components, healthy: kafkaUp && registryUp };
 }
 
-/** A supervised stack belongs to the process running it (`hookstream start`, a test run): leave it alone. */
+/** A supervised stack belongs to the process running it (`hookledger start`, a test run): leave it alone. */
 function refuseIfOwned(record: StackRecord, what: string): void {
   if (!record.detached && record.ownerPid !== process.pid && pidAlive(record.ownerPid)) {
     throw new StackError(
@@ -96,7 +96,7 @@ export async function restartKafkaIn(
   options: { env?: NodeJS.ProcessEnv; logger: Logger },
 ): Promise<string[]> {
   const record = readStackRecord(stateDir);
-  if (!record) throw new StackError(`no stack runs from ${stateDir}: start one with \`hookstream stack up\``);
+  if (!record) throw new StackError(`no stack runs from ${stateDir}: start one with \`hookledger stack up\``);
   refuseIfOwned(record, 'restart it');
   if (record.kind === 'docker') {
     if (!record.docker) throw new StackError(`${stackFiles(stateDir).record} names no Kafka container`);

@@ -22,7 +22,7 @@ export interface KafkaNodeSettings {
 /** Big enough for the 1 MiB default body limit plus the envelope around it, with room to raise it. */
 export const MAX_MESSAGE_BYTES = 4 * 1_048_576;
 
-/** A single-node KRaft broker+controller that behaves like production where it matters to hookstream. */
+/** A single-node KRaft broker+controller that behaves like production where it matters to hookledger. */
 export function kafkaServerProperties({
   port,
   controllerPort,
@@ -48,7 +48,7 @@ export function kafkaServerProperties({
     'transaction.state.log.num.partitions': 10,
     // Tests join groups constantly; the default 3 s delay would slow every one of them.
     'group.initial.rebalance.delay.ms': 0,
-    // hookstream creates its topics with their configs (`hookstream topics`); a typo must not invent one.
+    // hookledger creates its topics with their configs (`hookledger topics`); a typo must not invent one.
     'auto.create.topics.enable': false,
     'message.max.bytes': MAX_MESSAGE_BYTES,
     'replica.fetch.max.bytes': MAX_MESSAGE_BYTES,
@@ -100,7 +100,7 @@ export interface RegistrySettings {
   host?: string;
 }
 
-/** Where Apicurio keeps its journal: a name nobody mistakes for a hookstream topic. */
+/** Where Apicurio keeps its journal: a name nobody mistakes for a hookledger topic. */
 export const REGISTRY_TOPIC = '_apicurio-registry-journal';
 export const REGISTRY_SNAPSHOTS_TOPIC = '_apicurio-registry-snapshots';
 

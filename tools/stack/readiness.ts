@@ -28,7 +28,7 @@ async function poll(check: () => Promise<boolean>, { timeoutMs, exited }: WaitOp
 /** One metadata round trip: the broker lists itself. Quiet and without retries; the caller polls. */
 export async function kafkaAnswers(brokers: string[], timeoutMs = 2_000): Promise<boolean> {
   const kafka = new Kafka({
-    clientId: 'hookstream-stack-probe',
+    clientId: 'hookledger-stack-probe',
     brokers,
     logLevel: logLevel.NOTHING,
     connectionTimeout: timeoutMs,

@@ -15,9 +15,9 @@ export interface StackRecord {
   docker?: { kafkaContainer: string; registryContainer: string; network: string };
 }
 
-/** `$HOOKSTREAM_STATE_DIR`, else `.hookstream/stack` in the working directory (gitignored). */
+/** `$HOOKLEDGER_STATE_DIR`, else `.hookledger/stack` in the working directory (gitignored). */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  return resolve(cwd, env.HOOKSTREAM_STATE_DIR || join('.hookstream', 'stack'));
+  return resolve(cwd, env.HOOKLEDGER_STATE_DIR || join('.hookledger', 'stack'));
 }
 
 export function stackFiles(stateDir: string) {
@@ -25,14 +25,14 @@ export function stackFiles(stateDir: string) {
 }
 
 /**
- * The variables that point hookstream at the stack, as `NAME=value` lines (`set -a; . stack.env`).
- * HOOKSTREAM_LOCAL_STACK tells `topics` that replication factor 1 is expected here.
+ * The variables that point hookledger at the stack, as `NAME=value` lines (`set -a; . stack.env`).
+ * HOOKLEDGER_LOCAL_STACK tells `topics` that replication factor 1 is expected here.
  */
 export function renderStackEnv(stack: { brokers: string[]; registryUrl: string }): string {
   return [
     `KAFKA_BROKERS=${stack.brokers.join(',')}`,
     `SCHEMA_REGISTRY_URL=${stack.registryUrl}`,
-    'HOOKSTREAM_LOCAL_STACK=true',
+    'HOOKLEDGER_LOCAL_STACK=true',
     '',
   ].join('\n');
 }

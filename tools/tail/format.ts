@@ -1,4 +1,4 @@
-// How `hookstream tail` prints a record: one JSON object per line, every value JSON-safe (bytes as
+// How `hookledger tail` prints a record: one JSON object per line, every value JSON-safe (bytes as
 // UTF-8 text when they are valid UTF-8, else base64, with the choice named in `encodings`).
 
 export type BytesEncoding = 'utf8' | 'base64';
@@ -79,7 +79,7 @@ export function formatRecord(record: TailRecord): string {
   if (record.key !== null) {
     const { text, encoding } = bytesText(record.key);
     line.key = text;
-    // A UTF-8 key is the norm (every hookstream key is text): name the encoding only when it is not.
+    // A UTF-8 key is the norm (every hookledger key is text): name the encoding only when it is not.
     if (encoding !== 'utf8') encodings.key = encoding;
   }
   const headers = Object.entries(record.headers ?? {}).filter(([, v]) => v !== undefined);

@@ -1,7 +1,7 @@
-// `hookstream tail <stream>`: a stream is a topic's logical name (prefixed with TOPIC_PREFIX) or a full name.
+// `hookledger tail <stream>`: a stream is a topic's logical name (prefixed with TOPIC_PREFIX) or a full name.
 import { topicCatalog } from '../../schemas/topics.js';
 
-/** The logical names of every hookstream topic: webhooks.raw, entity.user, entity.user.latest, … */
+/** The logical names of every hookledger topic: webhooks.raw, entity.user, entity.user.latest, … */
 export function logicalStreams(): string[] {
   // Sizes and counts do not change the names.
   return topicCatalog({

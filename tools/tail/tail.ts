@@ -71,7 +71,7 @@ export async function tail(options: TailOptions, { kafka, serde, write, signal }
   };
 
   const consumer = kafka.consumer({
-    groupId: `hookstream-tail-${randomUUID()}`,
+    groupId: `hookledger-tail-${randomUUID()}`,
     readUncommitted: false,
     allowAutoTopicCreation: false,
   });

@@ -3,14 +3,14 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookstream.js');
+const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
 const run = (...args: string[]) =>
   spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 30_000 });
 
 const overview = run('--help');
 const commands = [...overview.stdout.matchAll(/^ {2}(\w[\w-]*) {2,}/gm)].map((m) => m[1]!);
 
-describe('the hookstream command', () => {
+describe('the hookledger command', () => {
   it('lists its commands with a summary each', () => {
     expect(overview.status).toBe(0);
     expect(commands).toEqual(
@@ -31,13 +31,13 @@ describe('the hookstream command', () => {
   it.each(commands)('%s --help prints its usage and exits 0', (name) => {
     const result = run(name, '--help');
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(new RegExp(`^usage: hookstream ${name}\\b`));
+    expect(result.stdout).toMatch(new RegExp(`^usage: hookledger ${name}\\b`));
   });
 
   it('refuses an unknown command with one line and exit code 2', () => {
     const result = run('frobnicate');
     expect(result.status).toBe(2);
-    expect(result.stderr.split('\n')[0]).toBe('hookstream: unknown command "frobnicate"');
+    expect(result.stderr.split('\n')[0]).toBe('hookledger: unknown command "frobnicate"');
   });
 
   it('names a bad variable in one line and exits 2', () => {
@@ -48,7 +48,7 @@ describe('the hookstream command', () => {
     });
     expect(result.status).toBe(2);
     expect(result.stderr.trim()).toBe(
-      'hookstream: KAFKA_BROKERS: expected host:port[,host:port…] (got "not-a-broker")',
+      'hookledger: KAFKA_BROKERS: expected host:port[,host:port…] (got "not-a-broker")',
     );
   });
 });

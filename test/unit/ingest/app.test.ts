@@ -159,7 +159,7 @@ describe('ingest app', () => {
     expect(h.kafka.sends).toHaveLength(0);
     const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toContain(
-      `hookstream_ingest_signature_failures_total{source="energy",reason="${reason}"} 1`,
+      `hookledger_ingest_signature_failures_total{source="energy",reason="${reason}"} 1`,
     );
   });
 
@@ -169,7 +169,7 @@ describe('ingest app', () => {
     expect(response.statusCode).toBe(404);
     expect(h.kafka.sends).toHaveLength(0);
     const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toContain('hookstream_ingest_requests_total{source="(unknown)",status="404"} 1');
+    expect(metrics.body).toContain('hookledger_ingest_requests_total{source="(unknown)",status="404"} 1');
   });
 
   it('stores an unsigned delivery to a source declared insecure, with no key id', async () => {
@@ -307,12 +307,12 @@ describe('ingest app', () => {
     expect((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
     for (const series of [
-      'hookstream_ingest_requests_total{source="energy",status="200"} 1',
-      'hookstream_ingest_request_duration_seconds_bucket',
-      'hookstream_ingest_requests_in_flight',
-      'hookstream_ingest_produce_batch_records_bucket',
-      'hookstream_ingest_produce_duration_seconds_bucket',
-      'hookstream_ingest_signature_failures_total',
+      'hookledger_ingest_requests_total{source="energy",status="200"} 1',
+      'hookledger_ingest_request_duration_seconds_bucket',
+      'hookledger_ingest_requests_in_flight',
+      'hookledger_ingest_produce_batch_records_bucket',
+      'hookledger_ingest_produce_duration_seconds_bucket',
+      'hookledger_ingest_signature_failures_total',
     ]) {
       expect(text).toContain(series);
     }

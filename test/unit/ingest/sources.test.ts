@@ -50,7 +50,7 @@ describe('sources', () => {
     ['no source at all', {}, 'expected at least one source'],
   ])('refuses %s with one line naming it', (_name, value, expected) => {
     const message = messageOf(() => parseSources(JSON.stringify(value)));
-    expect(message).toContain('HOOKSTREAM_SOURCES: ');
+    expect(message).toContain('HOOKLEDGER_SOURCES: ');
     expect(message).toContain(expected);
     expect(message).not.toContain('\n');
   });
@@ -66,21 +66,21 @@ describe('sources', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sources-'));
     const file = join(dir, 'sources.json');
     writeFileSync(file, `${JSON.stringify({ energy: { keys: { k1: SECRET } } })}\n`);
-    expect(loadSources({ HOOKSTREAM_SOURCES_FILE: file }).get('energy')!.keys.get('k1')).toEqual(
+    expect(loadSources({ HOOKLEDGER_SOURCES_FILE: file }).get('energy')!.keys.get('k1')).toEqual(
       Buffer.from(SECRET),
     );
   });
 
   it('names the variable that is wrong', () => {
-    expect(messageOf(() => loadSources({}))).toMatch(/^HOOKSTREAM_SOURCES: .*not set/);
-    expect(messageOf(() => loadSources({ HOOKSTREAM_SOURCES_FILE: '/nonexistent/x.json' }))).toMatch(
-      /^HOOKSTREAM_SOURCES_FILE: cannot read .*ENOENT/,
+    expect(messageOf(() => loadSources({}))).toMatch(/^HOOKLEDGER_SOURCES: .*not set/);
+    expect(messageOf(() => loadSources({ HOOKLEDGER_SOURCES_FILE: '/nonexistent/x.json' }))).toMatch(
+      /^HOOKLEDGER_SOURCES_FILE: cannot read .*ENOENT/,
     );
     expect(
-      messageOf(() => loadSources({ HOOKSTREAM_SOURCES: '{}', HOOKSTREAM_SOURCES_FILE: '/x' })),
+      messageOf(() => loadSources({ HOOKLEDGER_SOURCES: '{}', HOOKLEDGER_SOURCES_FILE: '/x' })),
     ).toContain('not both');
-    expect(messageOf(() => loadSources({ HOOKSTREAM_SOURCES: 'nope' }))).toMatch(
-      /^HOOKSTREAM_SOURCES: not valid JSON/,
+    expect(messageOf(() => loadSources({ HOOKLEDGER_SOURCES: 'nope' }))).toMatch(
+      /^HOOKLEDGER_SOURCES: not valid JSON/,
     );
   });
 });

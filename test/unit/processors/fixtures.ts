@@ -1,4 +1,4 @@
-// The shared fixture deliveries (../shared/fixtures beside the checkout) as the raw envelopes
+// The signed sample deliveries in test/fixtures (with their manifest) as the raw envelopes
 // ingest would have stored for them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const FIXTURES_DIR = path.resolve(repoRoot, '../shared/fixtures');
+export const FIXTURES_DIR = path.resolve(repoRoot, 'test/fixtures');
 
 export interface ManifestDelivery {
   name: string;

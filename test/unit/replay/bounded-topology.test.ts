@@ -105,7 +105,7 @@ describe('a replay stage’s bounded topology', () => {
 describe('replay names', () => {
   it('suffix live names and never share a live app’s group', () => {
     expect(replayTopic('p.entity.user', 'r1')).toBe('p.entity.user.replay-r1');
-    expect(replayAppId('p.', 'r1', 'dedupe-router')).toBe('p.hookstream-replay-r1-dedupe-router');
+    expect(replayAppId('p.', 'r1', 'dedupe-router')).toBe('p.hookledger-replay-r1-dedupe-router');
     expect(defaultReplayId(new Date('2026-11-22T16:05:01.123Z'))).toBe('20261122-160501');
     expect(REPLAY_ID.test(defaultReplayId())).toBe(true);
     expect(REPLAY_ID.test('a/b')).toBe(false);

@@ -22,7 +22,7 @@ describe('configuration from the environment', () => {
     expect(config.INGEST_BODY_LIMIT).toBe(1_048_576);
     expect(config.INGEST_DEADLINE_MS).toBe(10_000);
     expect(config.TOPIC_PREFIX).toBe('');
-    expect(config.HOOKSTREAM_LOCAL_STACK).toBe(false);
+    expect(config.HOOKLEDGER_LOCAL_STACK).toBe(false);
   });
 
   it('splits a broker list and trims its entries', () => {

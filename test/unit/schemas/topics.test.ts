@@ -96,7 +96,7 @@ describe('the topic catalog', () => {
 describe('the raw topic in production', () => {
   const raw = byName.get(names.raw)!;
 
-  it('is durable as hookstream creates it on three brokers', () => {
+  it('is durable as hookledger creates it on three brokers', () => {
     expect(rawDurabilityProblems(stateFromSpec(raw))).toEqual([]);
   });
 

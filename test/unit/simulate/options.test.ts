@@ -46,14 +46,14 @@ describe('simulate options', () => {
     expect(simulation.policy.initialMs).toBe(50);
   });
 
-  it('reads the key from --key-file (without its final newline) or HOOKSTREAM_SIMULATE_KEY', async () => {
+  it('reads the key from --key-file (without its final newline) or HOOKLEDGER_SIMULATE_KEY', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'simulate-key-'));
     try {
       const file = path.join(dir, 'key');
       await writeFile(file, 'from-a-file\n');
       expect(parseSimulateArgs(['--source', 's', '--key-file', file], {}).simulation.key).toBe('from-a-file');
       expect(
-        parseSimulateArgs(['--source', 's'], { HOOKSTREAM_SIMULATE_KEY: 'env-key' }).simulation.key,
+        parseSimulateArgs(['--source', 's'], { HOOKLEDGER_SIMULATE_KEY: 'env-key' }).simulation.key,
       ).toBe('env-key');
       expect(() => parseSimulateArgs(['--source', 's', '--key-file', path.join(dir, 'none')], {})).toThrow(
         /--key-file: cannot read .* \(ENOENT\)/,

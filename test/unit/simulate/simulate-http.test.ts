@@ -105,7 +105,7 @@ const fast = [
   'http',
 ];
 
-describe('hookstream simulate against a local endpoint', () => {
+describe('hookledger simulate against a local endpoint', () => {
   it('sends signed deliveries with the platform’s headers to the URL, query string included', async () => {
     const server = await receiver(() => 200);
     const { io, out } = captured();
@@ -300,7 +300,7 @@ describe('hookstream simulate against a local endpoint', () => {
 
   it('as the CLI: exits non-zero with one line when it gave up, and answers --help', async () => {
     const server = await receiver(() => 503);
-    const cli = path.resolve(import.meta.dirname, '../../../tools/cli/hookstream.js');
+    const cli = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
     const failed = await runCli([
       cli,
       'simulate',
@@ -314,9 +314,9 @@ describe('hookstream simulate against a local endpoint', () => {
     ]);
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/^sent 1, acknowledged 0, retried \d+, gave up 1/);
-    expect(failed.stderr.trim().split('\n').at(-1)).toMatch(/^hookstream: gave up on 1 of 1 deliveries/);
+    expect(failed.stderr.trim().split('\n').at(-1)).toMatch(/^hookledger: gave up on 1 of 1 deliveries/);
     const help = await runCli([cli, 'simulate', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^usage: hookstream simulate/);
+    expect(help.stdout).toMatch(/^usage: hookledger simulate/);
   }, 30_000);
 });

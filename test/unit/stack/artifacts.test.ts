@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cacheRoot, findRegistryJar, parseJavaMajor } from '../../../tools/stack/artifacts.js';
 
 describe('the artifact cache', () => {
-  it('lives in HOOKSTREAM_CACHE_DIR, else XDG_CACHE_HOME, else ~/.cache: never in the checkout', () => {
-    expect(cacheRoot({ HOOKSTREAM_CACHE_DIR: '/c' })).toBe('/c');
-    expect(cacheRoot({ XDG_CACHE_HOME: '/x' })).toBe('/x/hookstream');
-    expect(cacheRoot({})).toBe(join(homedir(), '.cache', 'hookstream'));
+  it('lives in HOOKLEDGER_CACHE_DIR, else XDG_CACHE_HOME, else ~/.cache: never in the checkout', () => {
+    expect(cacheRoot({ HOOKLEDGER_CACHE_DIR: '/c' })).toBe('/c');
+    expect(cacheRoot({ XDG_CACHE_HOME: '/x' })).toBe('/x/hookledger');
+    expect(cacheRoot({})).toBe(join(homedir(), '.cache', 'hookledger'));
   });
 });
 
@@ -27,7 +27,7 @@ describe("finding Apicurio's runnable jar", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   const layout = (files: string[]) => {
-    dir = mkdtempSync(join(tmpdir(), 'hookstream-jar-'));
+    dir = mkdtempSync(join(tmpdir(), 'hookledger-jar-'));
     for (const file of files) {
       mkdirSync(join(dir, file, '..'), { recursive: true });
       writeFileSync(join(dir, file), '');

@@ -39,14 +39,14 @@ describe('choosing where Kafka and the registry come from', () => {
     expect(await chooseStack({}, probes(false))).toEqual({ kind: 'local' });
   });
 
-  it('skips Docker entirely when HOOKSTREAM_STACK=local', async () => {
+  it('skips Docker entirely when HOOKLEDGER_STACK=local', async () => {
     const machine = probes(true);
-    expect(await chooseStack({ HOOKSTREAM_STACK: 'local' }, machine)).toEqual({ kind: 'local' });
+    expect(await chooseStack({ HOOKLEDGER_STACK: 'local' }, machine)).toEqual({ kind: 'local' });
     expect(machine.dockerAnswers).not.toHaveBeenCalled();
   });
 
   it('fails clearly when Docker is demanded and absent', async () => {
-    await expect(chooseStack({ HOOKSTREAM_STACK: 'docker' }, probes(false))).rejects.toThrow(
+    await expect(chooseStack({ HOOKLEDGER_STACK: 'docker' }, probes(false))).rejects.toThrow(
       /no Docker engine answers/,
     );
   });
@@ -57,9 +57,9 @@ describe('choosing where Kafka and the registry come from', () => {
     await expect(error).rejects.toThrow(/KAFKA_BROKERS and SCHEMA_REGISTRY_URL.*Docker.*Java 17\+ and Maven/);
   });
 
-  it('rejects an unknown HOOKSTREAM_STACK value', async () => {
-    await expect(chooseStack({ HOOKSTREAM_STACK: 'podman' }, probes(true))).rejects.toThrow(
-      /HOOKSTREAM_STACK/,
+  it('rejects an unknown HOOKLEDGER_STACK value', async () => {
+    await expect(chooseStack({ HOOKLEDGER_STACK: 'podman' }, probes(true))).rejects.toThrow(
+      /HOOKLEDGER_STACK/,
     );
   });
 

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { defaultStateDir, renderStackEnv } from '../../../tools/stack/state.js';
 
 describe('the stack state directory', () => {
-  it('is .hookstream/stack in the working directory unless HOOKSTREAM_STATE_DIR says otherwise', () => {
-    expect(defaultStateDir({}, '/repo')).toBe(join('/repo', '.hookstream', 'stack'));
-    expect(defaultStateDir({ HOOKSTREAM_STATE_DIR: 'elsewhere' }, '/repo')).toBe(join('/repo', 'elsewhere'));
-    expect(defaultStateDir({ HOOKSTREAM_STATE_DIR: '/abs' }, '/repo')).toBe('/abs');
+  it('is .hookledger/stack in the working directory unless HOOKLEDGER_STATE_DIR says otherwise', () => {
+    expect(defaultStateDir({}, '/repo')).toBe(join('/repo', '.hookledger', 'stack'));
+    expect(defaultStateDir({ HOOKLEDGER_STATE_DIR: 'elsewhere' }, '/repo')).toBe(join('/repo', 'elsewhere'));
+    expect(defaultStateDir({ HOOKLEDGER_STATE_DIR: '/abs' }, '/repo')).toBe('/abs');
   });
 
   it('gets a stack.env that a shell can source', () => {
@@ -16,7 +16,7 @@ describe('the stack state directory', () => {
         registryUrl: 'http://127.0.0.1:3/apis/ccompat/v7',
       }),
     ).toBe(
-      'KAFKA_BROKERS=127.0.0.1:1,127.0.0.1:2\nSCHEMA_REGISTRY_URL=http://127.0.0.1:3/apis/ccompat/v7\nHOOKSTREAM_LOCAL_STACK=true\n',
+      'KAFKA_BROKERS=127.0.0.1:1,127.0.0.1:2\nSCHEMA_REGISTRY_URL=http://127.0.0.1:3/apis/ccompat/v7\nHOOKLEDGER_LOCAL_STACK=true\n',
     );
   });
 });

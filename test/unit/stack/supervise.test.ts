@@ -34,7 +34,7 @@ afterEach(() => {
 
 describe('the supervisor', () => {
   it('stops its process when the owner dies by SIGKILL (EOF on its stdin)', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'hookstream-supervise-'));
+    dir = mkdtempSync(join(tmpdir(), 'hookledger-supervise-'));
     const pidFile = join(dir, 'child.pid');
     // The owner: a process holding the supervisor's stdin, about to be killed without a chance to clean up.
     const owner = spawn(
@@ -55,7 +55,7 @@ describe('the supervisor', () => {
   });
 
   it('kills a process that ignores SIGTERM once the grace period is over', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'hookstream-supervise-'));
+    dir = mkdtempSync(join(tmpdir(), 'hookledger-supervise-'));
     const pidFile = join(dir, 'child.pid');
     const supervisor = spawn(process.execPath, [SUPERVISOR, pidFile, '300', ...stubborn(true)], {
       stdio: ['pipe', 'inherit', 'inherit'],

@@ -85,10 +85,10 @@ describe('a tailed record as a JSON line', () => {
   it('adds record headers and a decode error when there are any', () => {
     const line = JSON.parse(
       formatRecord(
-        record({ headers: { 'hookstream-redrive': Buffer.from('1') }, decodeError: 'unknown schema id 7' }),
+        record({ headers: { 'hookledger-redrive': Buffer.from('1') }, decodeError: 'unknown schema id 7' }),
       ),
     );
-    expect(line.headers).toEqual({ 'hookstream-redrive': '1' });
+    expect(line.headers).toEqual({ 'hookledger-redrive': '1' });
     expect(line.decodeError).toBe('unknown schema id 7');
   });
 

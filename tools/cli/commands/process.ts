@@ -1,11 +1,11 @@
-// `hookstream process`: runs the processors (dedupe-router and tables, or one of them) with /healthz,
+// `hookledger process`: runs the processors (dedupe-router and tables, or one of them) with /healthz,
 // /readyz and /metrics, until SIGTERM or SIGINT.
 import { STAGES, startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
 import { type Command, CommandFailed, exitIfStillRunning, parseOptions, UsageError } from '../command.js';
 
-const HELP = `usage: hookstream process [options]
+const HELP = `usage: hookledger process [options]
 
 Runs the processors: dedupe-router (webhooks.raw → webhooks.unique, entity.*, webhooks.failures,
 webhooks.dlq; exactly-once) and tables (entity.* → entity.<name>.latest; at-least-once, idempotent).
@@ -37,7 +37,7 @@ export const command: Command = {
         // A subject or topic that does not exist yet: one line saying what to do, not a stack.
         if ((error as { status?: unknown }).status === 404) {
           throw new CommandFailed(
-            `a value schema is not registered (${(error as Error).message.split('\n')[0]}): run \`hookstream topics\` first`,
+            `a value schema is not registered (${(error as Error).message.split('\n')[0]}): run \`hookledger topics\` first`,
           );
         }
         throw error;

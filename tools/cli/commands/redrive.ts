@@ -1,4 +1,4 @@
-// `hookstream redrive`: sends dead-lettered deliveries back through the live router after a fix.
+// `hookledger redrive`: sends dead-lettered deliveries back through the live router after a fix.
 import { loadConfig } from '../../../runtime/config.js';
 import { createKafka } from '../../../runtime/kafka/client.js';
 import { createLogger } from '../../../runtime/log.js';
@@ -7,11 +7,11 @@ import { redrive, redriveSummary } from '../../redrive/redrive.js';
 import { BoundsError, parseTime } from '../../replay/bounds.js';
 import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
 
-const HELP = `usage: hookstream redrive [options]
+const HELP = `usage: hookledger redrive [options]
 
 After a fix, appends the dead-lettered deliveries of webhooks.dlq (read read_committed, all of them or
 those chosen below) to webhooks.raw again, each once, keyed and partitioned as the original, with the
-header hookstream-redrive: <run id> (new for every run). The live dedupe-router (run it with the fix)
+header hookledger-redrive: <run id> (new for every run). The live dedupe-router (run it with the fix)
 processes a redriven id whose recorded decision is "dead-lettered" once per run: it reaches its entity
 stream once, and is not written to webhooks.unique again. An id the router routed since (a previous
 redrive) is a duplicate, so redriving again adds nothing. An id older than the dedupe window is no
@@ -53,8 +53,8 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
   const config = loadConfig(io.env);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'redrive' });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookstream-redrive', logger });
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookstream-redrive' });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookledger-redrive', logger });
+  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-redrive' });
   try {
     const result = await redrive({
       kafka,
@@ -75,7 +75,7 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
       throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${message}`);
     if ((error as { status?: unknown }).status === 404)
       throw new CommandFailed(
-        `the value schema of ${config.TOPIC_PREFIX}webhooks.raw is not registered at ${config.SCHEMA_REGISTRY_URL}: run \`hookstream topics\` first`,
+        `the value schema of ${config.TOPIC_PREFIX}webhooks.raw is not registered at ${config.SCHEMA_REGISTRY_URL}: run \`hookledger topics\` first`,
       );
     if ((error as { status?: unknown }).status !== undefined)
       throw new CommandFailed(`schema registry at ${config.SCHEMA_REGISTRY_URL}: ${message.split('\n')[0]}`);

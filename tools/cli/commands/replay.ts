@@ -1,4 +1,4 @@
-// `hookstream replay`: rebuilds the derived topics from webhooks.raw side by side (`<topic>.replay-<id>`).
+// `hookledger replay`: rebuilds the derived topics from webhooks.raw side by side (`<topic>.replay-<id>`).
 import { loadConfig } from '../../../runtime/config.js';
 import { TopicConflictError } from '../../../runtime/kafka/ensure-topics.js';
 import { createLogger } from '../../../runtime/log.js';
@@ -15,7 +15,7 @@ import { cutOver, summary } from '../../replay/report.js';
 import { defaultReplayId, MissingLiveTopicError, REPLAY_ID } from '../../replay/topics.js';
 import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
 
-const HELP = `usage: hookstream replay [options]
+const HELP = `usage: hookledger replay [options]
 
 Reads webhooks.raw (all of it, or a range) through the same topologies as the live processors, with
 fresh state, into side-by-side topics <topic>.replay-<id> (created with their live twins' settings);
@@ -120,7 +120,7 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
   }
   reporter.end();
   io.stdout.write(
-    `${summary(result)}\n\n${cutOver(result, `hookstream replay --id ${id} --stage ${stage}`)}\n`,
+    `${summary(result)}\n\n${cutOver(result, `hookledger replay --id ${id} --stage ${stage}`)}\n`,
   );
   return result.completed ? 0 : 130;
 }

@@ -1,4 +1,4 @@
-// `hookstream simulate`: behaves like the platform's webhook sender against an ingest (or any URL).
+// `hookledger simulate`: behaves like the platform's webhook sender against an ingest (or any URL).
 import { writeFile } from 'node:fs/promises';
 import { formatDuration } from '../../../runtime/duration.js';
 import { parseSimulateArgs } from '../../simulate/options.js';
@@ -6,7 +6,7 @@ import { progressLine, summaryJson, summaryLine } from '../../simulate/report.js
 import { createSimulation } from '../../simulate/simulation.js';
 import { type Command, CommandFailed } from '../command.js';
 
-const HELP = `usage: hookstream simulate (--source <name> | --url <url>) [options]
+const HELP = `usage: hookledger simulate (--source <name> | --url <url>) [options]
 
 Sends webhooks the way the platform does: every trigger of the contract, the energy switch Full, Minimal
 and Latest-commission queries, OperationFailure results; signed with HMAC-SHA1 (X-Signature); a
@@ -17,7 +17,7 @@ Exits non-zero if any webhook was given up.
 options:
   --source <name>          post to http://127.0.0.1:8080/webhooks/<name>
   --url <url>              post here instead (may carry a query string)
-  --key <key>              the source's shared key (also HOOKSTREAM_SIMULATE_KEY)
+  --key <key>              the source's shared key (also HOOKLEDGER_SIMULATE_KEY)
   --key-file <path>        read the key from a file
   --unsigned               send no X-Signature (a source declared "signature": "none")
   --count <n>              webhooks to send (default: until stopped); duplicates come on top

@@ -1,4 +1,4 @@
-// `hookstream stack`: a local Kafka broker and schema registry for development, tests and CI.
+// `hookledger stack`: a local Kafka broker and schema registry for development, tests and CI.
 import { type Logger, pino } from 'pino';
 import {
   defaultStateDir,
@@ -18,22 +18,22 @@ import {
 import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
 
 const STATE_DIR_HELP =
-  '  --state-dir <dir>   where config, data, pids and logs live (default: $HOOKSTREAM_STATE_DIR or ./.hookstream/stack)';
+  '  --state-dir <dir>   where config, data, pids and logs live (default: $HOOKLEDGER_STATE_DIR or ./.hookledger/stack)';
 
 const HELP: Record<string, string> = {
   up: [
-    'usage: hookstream stack up [--state-dir <dir>]',
+    'usage: hookledger stack up [--state-dir <dir>]',
     '',
     'Starts Kafka and the schema registry in the background and prints the variables that point at them',
     '(also written to <state-dir>/stack.env). Data is kept between `up`s. Where they come from, in order:',
     'KAFKA_BROKERS + SCHEMA_REGISTRY_URL if set (nothing to start); Docker if an engine answers and',
-    'HOOKSTREAM_STACK is not `local`; else local JVMs (Java 17+, artifacts from Maven Central, cached in',
-    '$HOOKSTREAM_CACHE_DIR or ~/.cache/hookstream).',
+    'HOOKLEDGER_STACK is not `local`; else local JVMs (Java 17+, artifacts from Maven Central, cached in',
+    '$HOOKLEDGER_CACHE_DIR or ~/.cache/hookledger).',
     '',
     STATE_DIR_HELP,
   ].join('\n'),
   down: [
-    'usage: hookstream stack down [--state-dir <dir>] [--purge]',
+    'usage: hookledger stack down [--state-dir <dir>] [--purge]',
     '',
     'Stops the stack `up` started: the registry, then Kafka (SIGTERM, then SIGKILL after 15 s).',
     '',
@@ -41,39 +41,39 @@ const HELP: Record<string, string> = {
     '  --purge             also delete the state directory (topics, schemas, logs)',
   ].join('\n'),
   status: [
-    'usage: hookstream stack status [--state-dir <dir>]',
+    'usage: hookledger stack status [--state-dir <dir>]',
     '',
     'Says what runs where: pids alive, ports answering, log files. Exit status 0 only if all answer.',
     '',
     STATE_DIR_HELP,
   ].join('\n'),
   restart: [
-    'usage: hookstream stack restart kafka [--state-dir <dir>]',
+    'usage: hookledger stack restart kafka [--state-dir <dir>]',
     '',
     'Stops the broker and starts it again on the same port with the same data (the registry stays up).',
     '',
     STATE_DIR_HELP,
   ].join('\n'),
   fetch: [
-    'usage: hookstream stack fetch',
+    'usage: hookledger stack fetch',
     '',
     'Downloads Kafka and Apicurio Registry from Maven Central through Maven and caches them',
-    '($HOOKSTREAM_CACHE_DIR or ~/.cache/hookstream); nothing runs. Prints the cached paths.',
+    '($HOOKLEDGER_CACHE_DIR or ~/.cache/hookledger); nothing runs. Prints the cached paths.',
   ].join('\n'),
   'kafka-tool': [
-    'usage: hookstream stack kafka-tool <tool> [args…]',
+    'usage: hookledger stack kafka-tool <tool> [args…]',
     '',
     "Runs one of Kafka's CLI tools from the cached jars. Without --bootstrap-server it gets the running",
-    "stack's brokers ($KAFKA_BROKERS, else ./.hookstream/stack or $HOOKSTREAM_STATE_DIR).",
+    "stack's brokers ($KAFKA_BROKERS, else ./.hookledger/stack or $HOOKLEDGER_STATE_DIR).",
     '',
     `tools: ${Object.keys(KAFKA_TOOLS).join(', ')}`,
-    'example: hookstream stack kafka-tool console-consumer --topic webhooks.raw --from-beginning',
+    'example: hookledger stack kafka-tool console-consumer --topic webhooks.raw --from-beginning',
     '         --isolation-level read_committed --property print.key=true',
   ].join('\n'),
 };
 
 const help = [
-  'usage: hookstream stack <subcommand> [options]',
+  'usage: hookledger stack <subcommand> [options]',
   '',
   'A local Kafka (3.9, KRaft, one node) and Apicurio schema registry (Confluent API, schemas stored in',
   'that Kafka) for development and tests.',
@@ -86,13 +86,13 @@ const help = [
   '  fetch                    download and cache the JVM artifacts only (CI)',
   '  kafka-tool <tool> [...]  run a Kafka CLI tool (topics, console-consumer, consumer-groups, …)',
   '',
-  'Run `hookstream stack <subcommand> --help` for its options.',
+  'Run `hookledger stack <subcommand> --help` for its options.',
 ].join('\n');
 
 /** Progress and warnings on stderr, so that stdout of `stack up` is only the variables. */
 function stderrLogger(): Logger {
   return pino(
-    { level: process.env.LOG_LEVEL ?? 'warn', base: { name: 'hookstream-stack' } },
+    { level: process.env.LOG_LEVEL ?? 'warn', base: { name: 'hookledger-stack' } },
     pino.destination(2),
   );
 }
@@ -100,7 +100,7 @@ function stderrLogger(): Logger {
 function resolveStateDir(option: string | undefined): string {
   return defaultStateDir({
     ...process.env,
-    HOOKSTREAM_STATE_DIR: option ?? process.env.HOOKSTREAM_STATE_DIR,
+    HOOKLEDGER_STATE_DIR: option ?? process.env.HOOKLEDGER_STATE_DIR,
   });
 }
 
@@ -119,7 +119,7 @@ async function up(args: string[]): Promise<number> {
   noPositionals('up', positionals);
   const already = await stackStatus(stateDir);
   if (already?.healthy) {
-    console.error(`hookstream: a stack already runs from ${stateDir}`);
+    console.error(`hookledger: a stack already runs from ${stateDir}`);
     process.stdout.write(renderStackEnv(already.record));
     return 0;
   }
@@ -131,14 +131,14 @@ async function up(args: string[]): Promise<number> {
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   try {
-    console.error(`hookstream: starting the stack (state: ${stateDir}) …`);
+    console.error(`hookledger: starting the stack (state: ${stateDir}) …`);
     const stack = await startStack({ stateDir, detached: true, logger: stderrLogger() });
     if (stack.kind === 'configured') {
-      console.error('hookstream: KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set: nothing to start');
+      console.error('hookledger: KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set: nothing to start');
     } else {
-      console.error(`hookstream: ${stack.describe()}; ready in ${(stack.startupMs / 1000).toFixed(1)} s`);
+      console.error(`hookledger: ${stack.describe()}; ready in ${(stack.startupMs / 1000).toFixed(1)} s`);
       console.error(
-        `hookstream: variables in ${stackFiles(stateDir).env}; stop with \`hookstream stack down\``,
+        `hookledger: variables in ${stackFiles(stateDir).env}; stop with \`hookledger stack down\``,
       );
     }
     process.stdout.write(renderStackEnv(stack));
@@ -159,7 +159,7 @@ async function down(args: string[]): Promise<number> {
   const stateDir = resolveStateDir(values['state-dir']);
   const stopped = await stopStackIn(stateDir, { purge: values.purge === true });
   console.error(
-    stopped ? `hookstream: stack stopped (${stateDir})` : `hookstream: no stack was running from ${stateDir}`,
+    stopped ? `hookledger: stack stopped (${stateDir})` : `hookledger: no stack was running from ${stateDir}`,
   );
   return 0;
 }
@@ -169,7 +169,7 @@ async function status(args: string[]): Promise<number> {
   noPositionals('status', positionals);
   const current = await stackStatus(stateDir);
   if (!current) {
-    console.log(`no stack from ${stateDir} (start one with \`hookstream stack up\`)`);
+    console.log(`no stack from ${stateDir} (start one with \`hookledger stack up\`)`);
     return 1;
   }
   const { record } = current;
@@ -193,12 +193,12 @@ async function status(args: string[]): Promise<number> {
 async function restart(args: string[]): Promise<number> {
   const { stateDir, positionals } = stateDirOption(args);
   if (positionals.length !== 1 || positionals[0] !== 'kafka') {
-    throw new UsageError('usage: hookstream stack restart kafka [--state-dir <dir>] (only Kafka restarts)');
+    throw new UsageError('usage: hookledger stack restart kafka [--state-dir <dir>] (only Kafka restarts)');
   }
   const started = Date.now();
   const brokers = await restartKafkaIn(stateDir, { logger: stderrLogger() });
   console.error(
-    `hookstream: Kafka restarted on ${brokers.join(',')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `hookledger: Kafka restarted on ${brokers.join(',')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   return 0;
 }
@@ -207,7 +207,7 @@ async function fetch(args: string[]): Promise<number> {
   parseOptions(args, {});
   const started = Date.now();
   const artifacts = await ensureArtifacts({ logger: stderrLogger() });
-  console.error(`hookstream: artifacts ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.error(`hookledger: artifacts ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   console.log(`kafka-lib ${artifacts.kafkaLib}`);
   console.log(`registry  ${artifacts.registryJar}`);
   return 0;

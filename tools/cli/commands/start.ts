@@ -1,4 +1,4 @@
-// `hookstream start`: everything for local use in one process — the stack (unless one is configured or
+// `hookledger start`: everything for local use in one process — the stack (unless one is configured or
 // already up), topics and schemas, ingest and both processor stages — until Ctrl-C stops all it started.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -13,21 +13,21 @@ import { type Command, CommandFailed, exitIfStillRunning, parseOptions } from '.
 import { setUpTopics } from './topics.js';
 
 const HELP = [
-  'usage: hookstream start [--state-dir <dir>] [--port <port>] [--partitions <n>]',
+  'usage: hookledger start [--state-dir <dir>] [--port <port>] [--partitions <n>]',
   '',
-  'Runs hookstream for local use: a Kafka broker and schema registry (unless KAFKA_BROKERS and',
-  'SCHEMA_REGISTRY_URL are set, or `hookstream stack up` already runs one), the topics and schemas,',
+  'Runs hookledger for local use: a Kafka broker and schema registry (unless KAFKA_BROKERS and',
+  'SCHEMA_REGISTRY_URL are set, or `hookledger stack up` already runs one), the topics and schemas,',
   'ingest and both processor stages (dedupe-router, tables). Prints the webhook URL, the key and a',
   'command that sends signed deliveries.',
   'Ctrl-C stops everything it started; the data stays in the state directory for the next start.',
   '',
   'options:',
-  '  --state-dir <dir>   where the local stack and the development source live (default .hookstream;',
-  '                      the stack itself honours HOOKSTREAM_STATE_DIR like `hookstream stack`)',
+  '  --state-dir <dir>   where the local stack and the development source live (default .hookledger;',
+  '                      the stack itself honours HOOKLEDGER_STATE_DIR like `hookledger stack`)',
   '  --port <port>       ingest port (default INGEST_PORT, else 8080)',
   '  --partitions <n>    partitions of new topics (default TOPIC_PARTITIONS, else 4 for a local stack)',
   '',
-  'Sources come from HOOKSTREAM_SOURCES or HOOKSTREAM_SOURCES_FILE; when neither is set, a source',
+  'Sources come from HOOKLEDGER_SOURCES or HOOKLEDGER_SOURCES_FILE; when neither is set, a source',
   'named "local" with a random key is created once in <state-dir>/sources.json.',
 ].join('\n');
 
@@ -57,7 +57,7 @@ async function obtainStack(
     return {
       brokers: env.KAFKA_BROKERS.split(','),
       registryUrl: env.SCHEMA_REGISTRY_URL,
-      local: env.HOOKSTREAM_LOCAL_STACK === 'true',
+      local: env.HOOKLEDGER_LOCAL_STACK === 'true',
       where: 'configured by KAFKA_BROKERS and SCHEMA_REGISTRY_URL',
     };
   }
@@ -97,8 +97,8 @@ export const command: Command = {
       port: { type: 'string' },
       partitions: { type: 'string' },
     });
-    // `hookstream stack up` and `start` share the stack directory, so start reuses a stack already up.
-    const stateDir = path.resolve(values['state-dir'] ?? '.hookstream');
+    // `hookledger stack up` and `start` share the stack directory, so start reuses a stack already up.
+    const stateDir = path.resolve(values['state-dir'] ?? '.hookledger');
     const stackDir = values['state-dir'] ? path.join(stateDir, 'stack') : defaultStateDir();
     const stack = await obtainStack(stackDir, process.env);
     const stopStack = async () => {
@@ -111,17 +111,17 @@ export const command: Command = {
         ...process.env,
         KAFKA_BROKERS: stack.brokers.join(','),
         SCHEMA_REGISTRY_URL: stack.registryUrl,
-        HOOKSTREAM_LOCAL_STACK: String(stack.local),
+        HOOKLEDGER_LOCAL_STACK: String(stack.local),
         ...(values.port ? { INGEST_PORT: values.port } : {}),
         ...(values.partitions ? { TOPIC_PARTITIONS: values.partitions } : {}),
       };
-      if (!env.HOOKSTREAM_SOURCES && !env.HOOKSTREAM_SOURCES_FILE) {
-        env.HOOKSTREAM_SOURCES_FILE = developmentSourcesFile(stateDir);
+      if (!env.HOOKLEDGER_SOURCES && !env.HOOKLEDGER_SOURCES_FILE) {
+        env.HOOKLEDGER_SOURCES_FILE = developmentSourcesFile(stateDir);
       }
       if (stack.local && !env.TOPIC_PARTITIONS) env.TOPIC_PARTITIONS = String(LOCAL_PARTITIONS);
       const config = loadConfig(env);
       const sources = loadSources(env);
-      const logger = createLogger({ level: config.LOG_LEVEL, name: 'hookstream' });
+      const logger = createLogger({ level: config.LOG_LEVEL, name: 'hookledger' });
 
       const topics = await setUpTopics({
         config,
@@ -142,20 +142,20 @@ export const command: Command = {
       console.log(
         [
           '',
-          'hookstream is running',
+          'hookledger is running',
           `  stack:     ${stack.where}`,
           `  topics:    ${topics.topics.length} ready (${topics.partitions} partitions, prefix "${config.TOPIC_PREFIX}")`,
           ...[...sources.keys()].map((name) => `  webhooks:  POST ${base}/webhooks/${name}`),
           ...(signed
             ? [
-                `  key:       "${signed.keyId}" of source "${signed.name}" (from ${env.HOOKSTREAM_SOURCES_FILE ?? 'HOOKSTREAM_SOURCES'})`,
+                `  key:       "${signed.keyId}" of source "${signed.name}" (from ${env.HOOKLEDGER_SOURCES_FILE ?? 'HOOKLEDGER_SOURCES'})`,
                 '  try:',
-                `    npx hookstream simulate --url ${base}/webhooks/${signed.name} --key ${signed.key} --count 100`,
+                `    npx hookledger simulate --url ${base}/webhooks/${signed.name} --key ${signed.key} --count 100`,
               ]
             : []),
           `  ingest:    ${base}/readyz   ${base}/metrics`,
           `  processors: ${processors.stages.map((stage) => stage.name).join(' and ')}: ${ops}/readyz   ${ops}/metrics`,
-          '  see what arrives:  npx hookstream tail entity.energy-switch --from-beginning   (or any topic)',
+          '  see what arrives:  npx hookledger tail entity.energy-switch --from-beginning   (or any topic)',
           '',
           'Ctrl-C stops everything this command started.',
         ].join('\n'),
@@ -179,7 +179,7 @@ export const command: Command = {
       throw error;
     } finally {
       await stopStack();
-      if (closedCleanly) exitIfStillRunning((message) => console.error(`hookstream: ${message}`));
+      if (closedCleanly) exitIfStillRunning((message) => console.error(`hookledger: ${message}`));
     }
   },
 };

@@ -1,4 +1,4 @@
-// `hookstream tail <stream>`: prints a topic's records as JSON lines, values decoded through the registry.
+// `hookledger tail <stream>`: prints a topic's records as JSON lines, values decoded through the registry.
 import { loadConfig } from '../../../runtime/config.js';
 import { createKafka } from '../../../runtime/kafka/client.js';
 import { createLogger } from '../../../runtime/log.js';
@@ -7,7 +7,7 @@ import { resolveTopic } from '../../tail/streams.js';
 import { tail, UnknownTopicError } from '../../tail/tail.js';
 import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
 
-const HELP = `usage: hookstream tail <stream> [options]
+const HELP = `usage: hookledger tail <stream> [options]
 
 Prints the records of a topic as JSON lines: {topic, partition, offset, timestamp, key, value}, the value
 decoded through the schema registry (a tombstone prints value null). Bytes fields such as the raw
@@ -51,7 +51,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
   if (positionals.length !== 1) {
     throw new UsageError(
       positionals.length === 0
-        ? 'name the stream to tail, e.g. `hookstream tail webhooks.raw`'
+        ? 'name the stream to tail, e.g. `hookledger tail webhooks.raw`'
         : `expected one stream, got ${positionals.length}`,
     );
   }
@@ -65,8 +65,8 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
   const topic = resolveTopic(positionals[0]!, config.TOPIC_PREFIX);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'tail' });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookstream-tail', logger });
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookstream-tail' });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookledger-tail', logger });
+  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-tail' });
 
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -100,7 +100,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
 export const command: Command = {
   help: HELP,
   async run(args) {
-    // `hookstream tail … | head` closes the pipe: stop reading instead of failing on EPIPE.
+    // `hookledger tail … | head` closes the pipe: stop reading instead of failing on EPIPE.
     const controller = new AbortController();
     process.stdout.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE') controller.abort();

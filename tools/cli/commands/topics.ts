@@ -1,4 +1,4 @@
-// `hookstream topics`: creates or verifies every topic of the catalog and registers the value schemas.
+// `hookledger topics`: creates or verifies every topic of the catalog and registers the value schemas.
 import { type Config, loadConfig } from '../../../runtime/config.js';
 import {
   brokerCount,
@@ -18,9 +18,9 @@ import { DurabilityError, rawDurabilityCheck } from '../../../schemas/topic-chec
 import { DEFAULT_PARTITIONS, topicCatalog, topicNames } from '../../../schemas/topics.js';
 import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
 
-const HELP = `usage: hookstream topics [options]
+const HELP = `usage: hookledger topics [options]
 
-Creates the topics hookstream uses, or verifies that existing ones have their expected configuration,
+Creates the topics hookledger uses, or verifies that existing ones have their expected configuration,
 and registers the value schemas (BACKWARD_TRANSITIVE). Existing topics are never changed: a conflict
 stops the run with the topic, the setting, the found and the expected value. Running it again changes
 nothing.
@@ -30,12 +30,12 @@ options:
                             existing ${topicNames().raw}'s, else ${DEFAULT_PARTITIONS}); never changed once set
   --replication-factor <n>  replication factor of new topics (default: 3, or the broker count if smaller)
   --local                   a local stack: warn about a raw topic that is not durable enough instead of
-                            refusing it (also HOOKSTREAM_LOCAL_STACK=true)
+                            refusing it (also HOOKLEDGER_LOCAL_STACK=true)
   --dry-run                 compare and report; create and register nothing
   -h, --help                this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, TOPIC_PARTITIONS, INGEST_BODY_LIMIT,
-DEDUPE_WINDOW, HOOKSTREAM_LOCAL_STACK, LOG_LEVEL`;
+DEDUPE_WINDOW, HOOKLEDGER_LOCAL_STACK, LOG_LEVEL`;
 
 /** The registry could not be reached or refused a schema (an incompatible change, say). */
 export class SchemaRegistrationError extends Error {
@@ -75,7 +75,7 @@ export async function setUpTopics({
   warn,
 }: SetUpTopicsOptions): Promise<SetUpTopicsResult> {
   const names = topicNames(config.TOPIC_PREFIX);
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookstream-topics', logger });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookledger-topics', logger });
   const ensured = await withAdmin(kafka, async (admin) => {
     const rf = replicationFactor ?? defaultReplicationFactor(await brokerCount(admin));
     const count =
@@ -156,7 +156,7 @@ export const command: Command = {
       result = await setUpTopics({
         config,
         logger,
-        local: (values.local ?? false) || config.HOOKSTREAM_LOCAL_STACK,
+        local: (values.local ?? false) || config.HOOKLEDGER_LOCAL_STACK,
         partitions,
         replicationFactor,
         dryRun,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `hookstream` command: runs the TypeScript sources through tsx's loader, so a checkout needs no
+// The `hookledger` command: runs the TypeScript sources through tsx's loader, so a checkout needs no
 // build step after `npm ci`. The production image runs the compiled dist/tools/cli/main.js instead.
 import { register } from 'tsx/esm/api';
 
