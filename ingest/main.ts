@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError, loadConfig } from '../runtime/config.js';
 import { withAdmin } from '../runtime/kafka/admin.js';
 import { createKafka } from '../runtime/kafka/client.js';
+import type { KafkaSettings } from '../runtime/kafka/rdkafka.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { RAW_ENVELOPE_SCHEMA } from '../schemas/raw-envelope.js';
 import { loadSchema } from '../schemas/schema-files.js';
@@ -72,15 +73,12 @@ export async function startIngest({
   }
   const rawTopic = topicNames(config.TOPIC_PREFIX).raw;
   const deadlineMs = config.INGEST_DEADLINE_MS;
-  const kafka = createKafka({
-    brokers: config.KAFKA_BROKERS,
-    clientId: 'hookledger-ingest',
-    logger,
-    overrides: { requestTimeout: deadlineMs, connectionTimeout: 3_000 },
-  });
+  const settings: KafkaSettings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-ingest', logger };
 
-  // A body under the limit must fit in a record (promise 2): refuse to start otherwise.
+  // A body under the limit must fit in a record (promise 2): refuse to start otherwise. This reads the
+  // topic's configuration, which librdkafka's Node binding cannot describe yet: kafkajs's admin does it.
   if (!skipTopicCheck) {
+    const kafka = createKafka({ ...settings, brokers: [...settings.brokers] });
     await withAdmin(kafka, (admin) =>
       assertRawTopicFitsBodyLimit(admin, { rawTopic, bodyLimit: config.INGEST_BODY_LIMIT }),
     );
@@ -95,9 +93,14 @@ export async function startIngest({
   });
   void encoder.start();
 
-  const probe = kafkaProbe({ kafka, topic: rawTopic, timeoutMs: 3_000 });
+  const probe = kafkaProbe({ settings, topic: rawTopic, timeoutMs: 3_000 });
   const producer = new RawProducer({
-    connect: kafkaProducerConnector({ kafka, topic: rawTopic, ackTimeoutMs: deadlineMs }),
+    connect: kafkaProducerConnector({
+      settings,
+      topic: rawTopic,
+      deliveryTimeoutMs: deadlineMs,
+      maxMessageBytes: envelopeMaxMessageBytes(config.INGEST_BODY_LIMIT),
+    }),
     logger,
     lingerMs: config.INGEST_LINGER_MS,
     maxBatchRecords: config.INGEST_MAX_BATCH_RECORDS,

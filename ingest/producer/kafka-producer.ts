@@ -1,85 +1,138 @@
-// The kafkajs side of ingest's producer port: idempotent, acks=all, one send at a time, Java-compatible keys.
-import kafkajs, { type Admin, type Kafka } from 'kafkajs';
-import type { ConnectProducer } from './port.js';
-
-const { Partitioners } = kafkajs;
+// The librdkafka side of ingest's producer port: an idempotent producer (acks=all) whose sends resolve
+// on each record's own delivery report, and a metadata probe for readiness.
+import type { Producer } from '@confluentinc/kafka-javascript';
+import {
+  call,
+  connect,
+  createProducer,
+  disconnect,
+  type KafkaError,
+  type KafkaSettings,
+  toKafkaError,
+} from '../../runtime/kafka/rdkafka.js';
+import type { ConnectProducer, ProducerPort, RawRecord } from './port.js';
 
 export interface KafkaProducerOptions {
-  kafka: Kafka;
+  settings: KafkaSettings;
   topic: string;
-  /** How long the leader may wait for the in-sync replicas (acks=all) before answering. */
-  ackTimeoutMs: number;
+  /**
+   * How long librdkafka may try to deliver a record (message.timeout.ms): the request deadline, so a
+   * record is either acknowledged or reported failed by the time its request is answered.
+   */
+  deliveryTimeoutMs: number;
+  /** The largest record the raw topic takes (its max.message.bytes); librdkafka's own default is 1 MB. */
+  maxMessageBytes: number;
+  connectTimeoutMs?: number;
 }
 
+type Delivered = (error: KafkaError | undefined) => void;
+
 /**
- * Connects a fresh idempotent producer each time it is called. Sends with acks=all (-1); the default
- * (murmur2) partitioner places a key where Java clients would, so processors agree on partitions.
+ * Connects a fresh idempotent producer each time it is called (a new producer id: the replaced one's
+ * sequence state is gone with it). `send` produces every record at once; librdkafka gathers them into
+ * produce requests and answers each with its delivery report.
  */
 export function kafkaProducerConnector({
-  kafka,
+  settings,
   topic,
-  ackTimeoutMs,
+  deliveryTimeoutMs,
+  maxMessageBytes,
+  connectTimeoutMs = 5_000,
 }: KafkaProducerOptions): ConnectProducer {
   return async () => {
-    const producer = kafka.producer({
-      idempotent: true,
-      // kafkajs #1005/#598: an idempotent producer loses data with concurrent requests; the batcher
-      // already sends one batch at a time, this keeps kafkajs's own retries in order too.
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-      // Retries end well before the request deadline: then the producer is replaced, not retried forever.
-      retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
+    const producer = createProducer(
+      settings,
+      {
+        'enable.idempotence': true,
+        acks: -1,
+        // The batcher in front already gathered concurrent requests: send them on without waiting more.
+        'linger.ms': 1,
+        'message.timeout.ms': deliveryTimeoutMs,
+        'message.max.bytes': maxMessageBytes,
+        // A broker that does not answer shows as a failed delivery within the deadline, not later.
+        'request.timeout.ms': Math.min(30_000, deliveryTimeoutMs),
+        'socket.connection.setup.timeout.ms': connectTimeoutMs,
+      },
+      'raw-producer',
+    );
+    let fatal: KafkaError | undefined;
+    producer.on('event.error', (error) => {
+      // librdkafka retries what it can by itself; a fatal error (e.g. an out-of-order sequence) ends
+      // this producer, and the next send fails so the owner replaces it.
+      if (error.isFatal) fatal ??= toKafkaError(error, 'producer');
+    });
+    producer.on('delivery-report', (error, report) => {
+      (report.opaque as Delivered)(error ? toKafkaError(error, 'delivery') : undefined);
     });
     try {
-      await producer.connect();
+      await connect(producer, connectTimeoutMs);
     } catch (error) {
-      await producer.disconnect().catch(() => undefined);
+      await disconnect(producer);
       throw error;
     }
+    // Delivery reports are served from librdkafka's own thread: no JavaScript poll timer adds latency.
+    producer.setPollInBackground(true);
     return {
-      async send(records) {
-        await producer.send({
-          topic,
-          acks: -1,
-          timeout: ackTimeoutMs,
-          messages: records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) })),
-        });
+      send: (records) => (fatal ? Promise.reject(fatal) : produceAll(producer, topic, records)),
+      close: async () => {
+        await call('flush', (cb) => producer.flush(deliveryTimeoutMs, cb)).catch(() => undefined);
+        await disconnect(producer);
       },
-      close: () => producer.disconnect(),
-    };
+    } satisfies ProducerPort;
   };
+}
+
+/** Resolves once every record has its delivery report; rejects with the first failure. */
+function produceAll(producer: Producer, topic: string, records: readonly RawRecord[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let waiting = records.length;
+    let failure: KafkaError | undefined;
+    const delivered: Delivered = (error) => {
+      failure ??= error;
+      if (--waiting > 0) return;
+      if (failure) reject(failure);
+      else resolve();
+    };
+    if (waiting === 0) resolve();
+    for (const record of records) {
+      try {
+        producer.produce(topic, null, record.value, record.key, record.timestamp, delivered);
+      } catch (error) {
+        // Refused before queueing (local queue full, record too large): it gets no report.
+        delivered(toKafkaError(error, 'produce'));
+      }
+    }
+  });
 }
 
 /** A cheap cluster check for readiness while no sends happen: the raw topic's metadata, within a time bound. */
-export function kafkaProbe({ kafka, topic, timeoutMs }: { kafka: Kafka; topic: string; timeoutMs: number }) {
-  let admin: Admin | undefined;
+export function kafkaProbe({
+  settings,
+  topic,
+  timeoutMs,
+}: {
+  settings: KafkaSettings;
+  topic: string;
+  timeoutMs: number;
+}) {
+  let client: Producer | undefined;
   const probe = async (): Promise<void> => {
-    let timer: NodeJS.Timeout | undefined;
     try {
-      admin ??= kafka.admin({ retry: { retries: 1, initialRetryTime: 100 } });
-      const current = admin;
-      await Promise.race([
-        (async () => {
-          await current.connect();
-          await current.fetchTopicMetadata({ topics: [topic] });
-        })(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no metadata within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
+      client ??= await connect(createProducer(settings, {}, 'probe'), timeoutMs);
+      const current = client;
+      await call('metadata', (cb) =>
+        current.getMetadata({ topic, timeout: timeoutMs }, (error) => cb(error)),
+      );
     } catch (error) {
-      const failed = admin;
-      admin = undefined;
-      await failed?.disconnect().catch(() => undefined);
+      const failed = client;
+      client = undefined;
+      if (failed) await disconnect(failed);
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
   };
   const close = async () => {
-    await admin?.disconnect().catch(() => undefined);
-    admin = undefined;
+    if (client) await disconnect(client);
+    client = undefined;
   };
   return { probe, close };
 }

@@ -14,7 +14,7 @@ export type KnownEntity = keyof typeof KNOWN_ENTITIES;
 export type EntityTopic = (typeof KNOWN_ENTITIES)[KnownEntity] | 'entity.other';
 
 export interface Trigger {
-  /** As sent; authoritative (the seed lists `AccountAdded` under "Updated": it stays `Added`). */
+  /** As sent; authoritative (the contract lists `AccountAdded` under "Updated": it stays `Added`). */
   readonly trigger: string;
   readonly entity: string;
   readonly action: string;

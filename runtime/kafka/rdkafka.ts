@@ -1,0 +1,217 @@
+// The one place that knows how to build a librdkafka client (Confluent's @confluentinc/kafka-javascript,
+// native API): connection settings, logs routed to pino, errors turned into Errors with their code, and
+// promises around the callback API. Every Kafka path builds its clients through here.
+import rdkafka, {
+  type AdminClient as AdminClientType,
+  type ConsumerGlobalConfig,
+  type IAdminClient,
+  type KafkaConsumer,
+  type LibrdKafkaError,
+  type Producer,
+  type ProducerGlobalConfig,
+  type ProducerTopicConfig,
+} from '@confluentinc/kafka-javascript';
+import type { Logger } from '../log.js';
+
+// The package is CommonJS: take its classes from the default export (ESM sees module.exports there).
+const {
+  KafkaConsumer: RdConsumer,
+  Producer: RdProducer,
+  AdminClient: RdAdmin,
+  CODES,
+} = rdkafka as unknown as {
+  KafkaConsumer: typeof KafkaConsumer;
+  Producer: typeof Producer;
+  AdminClient: typeof AdminClientType;
+  CODES: typeof rdkafka.CODES;
+};
+
+export const ERRORS = CODES.ERRORS;
+
+/** Where and as whom to connect. `properties` are passed to librdkafka as they are (TLS, SASL, …). */
+export interface KafkaSettings {
+  brokers: readonly string[];
+  clientId: string;
+  logger: Logger;
+  properties?: Readonly<Record<string, string | number | boolean>>;
+}
+
+/** A librdkafka error as an Error: its code, and the flags librdkafka sets on it. */
+export class KafkaError extends Error {
+  override name = 'KafkaError';
+  readonly code: number;
+  readonly retriable: boolean;
+  readonly fatal: boolean;
+  /** A transactional error after which the only way on is abortTransaction(). */
+  readonly abortable: boolean;
+
+  constructor(error: LibrdKafkaError | Error, context?: string) {
+    const raw = error as Partial<LibrdKafkaError> & Error;
+    super(context ? `${context}: ${raw.message}` : raw.message, { cause: error });
+    this.code = typeof raw.code === 'number' ? raw.code : -1;
+    this.retriable = raw.isRetriable === true;
+    this.fatal = raw.isFatal === true;
+    this.abortable = raw.isTxnRequiresAbort === true;
+  }
+}
+
+export function toKafkaError(error: unknown, context?: string): KafkaError {
+  if (error instanceof KafkaError) return error;
+  if (error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error))
+    return new KafkaError(error as Error, context);
+  return new KafkaError(new Error(String(error)), context);
+}
+
+/**
+ * Another instance with the same transactional id or group.instance.id took over: this instance is
+ * a zombie, and only a fresh start (or nothing) is correct.
+ */
+export function isFenced(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return (
+    code === ERRORS.ERR__FENCED ||
+    code === ERRORS.ERR_PRODUCER_FENCED ||
+    code === ERRORS.ERR_INVALID_PRODUCER_EPOCH ||
+    code === ERRORS.ERR_FENCED_INSTANCE_ID
+  );
+}
+
+/** librdkafka's syslog severities (0 emergency … 7 debug) as pino methods. */
+export function pinoLevelForSeverity(severity: number): 'error' | 'warn' | 'info' | 'debug' {
+  if (severity <= 3) return 'error';
+  if (severity === 4) return 'warn';
+  if (severity <= 6) return 'info';
+  return 'debug';
+}
+
+/**
+ * Connection lines librdkafka logs at warning or error level while it retries by itself (a broker
+ * restarting, a connection refused): its callers see the outcome (a delivery report, a timeout) and
+ * say what it means, so these are debug.
+ */
+const TRANSIENT_LOG =
+  /Connection refused|Disconnected|Connect to .* failed|1\/1 brokers are down|all brokers are down|Receive failed|Send failed|timed out/i;
+
+interface RdLogEvent {
+  severity: number;
+  fac: string;
+  message: string;
+}
+
+function routeLogs(
+  client: { on(event: 'event.log', listener: (e: RdLogEvent) => void): unknown },
+  log: Logger,
+) {
+  client.on('event.log', ({ severity, fac, message }) => {
+    const level = TRANSIENT_LOG.test(message) ? 'debug' : pinoLevelForSeverity(severity);
+    log[level]({ fac }, message);
+  });
+}
+
+/** librdkafka's log level for a pino level: what pino would print, and nothing more. */
+function rdLogLevel(pinoLevel: string): number {
+  switch (pinoLevel) {
+    case 'trace':
+    case 'debug':
+      return 7;
+    case 'info':
+      return 6;
+    case 'warn':
+      return 4;
+    default:
+      return 3;
+  }
+}
+
+function common(settings: KafkaSettings, log: Logger): Record<string, string | number | boolean> {
+  return {
+    'bootstrap.servers': settings.brokers.join(','),
+    'client.id': settings.clientId,
+    // Logs come to JavaScript as 'event.log' events, then to pino.
+    event_cb: true,
+    log_level: rdLogLevel(log.level),
+    ...settings.properties,
+  };
+}
+
+/**
+ * A producer, not yet connected. `properties` add to (and win over) the common settings; librdkafka
+ * takes topic-level ones (acks, message.timeout.ms, partitioner) in the same object as defaults.
+ */
+export function createProducer(
+  settings: KafkaSettings,
+  properties: ProducerGlobalConfig & ProducerTopicConfig,
+  component = 'producer',
+): Producer {
+  const log = settings.logger.child({ component });
+  const producer = new RdProducer({
+    ...common(settings, log),
+    // Java clients place a key with murmur2: processors and any Java consumer agree on partitions.
+    partitioner: 'murmur2_random',
+    dr_cb: true,
+    ...properties,
+  } as ProducerGlobalConfig);
+  routeLogs(producer, log);
+  return producer;
+}
+
+/** A consumer, not yet connected. */
+export function createConsumer(
+  settings: KafkaSettings,
+  properties: ConsumerGlobalConfig,
+  component = 'consumer',
+): KafkaConsumer {
+  const log = settings.logger.child({ component });
+  const consumer = new RdConsumer({ ...common(settings, log), ...properties } as ConsumerGlobalConfig, {});
+  routeLogs(consumer, log);
+  return consumer;
+}
+
+/** An admin client; it connects as it is created. */
+export function createAdmin(settings: KafkaSettings, component = 'admin'): IAdminClient {
+  const log = settings.logger.child({ component });
+  const { event_cb: _eventCb, log_level: _level, ...config } = common(settings, log);
+  return RdAdmin.create(config);
+}
+
+/** Connects a producer or consumer; rejects with a KafkaError after `timeoutMs`. */
+export function connect<C extends Producer | KafkaConsumer>(client: C, timeoutMs = 10_000): Promise<C> {
+  return new Promise((resolve, reject) => {
+    (client as Producer).connect({ timeout: timeoutMs }, (error) => {
+      if (error) reject(toKafkaError(error, 'connect'));
+      else resolve(client);
+    });
+  });
+}
+
+/** Disconnects; never rejects (a client that is already gone is fine). */
+export function disconnect(client: Producer | KafkaConsumer, timeoutMs = 5_000): Promise<void> {
+  return new Promise((resolve) => {
+    if (!client.isConnected()) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(resolve, timeoutMs + 1_000);
+    (client as Producer).disconnect(timeoutMs, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** Turns a node-style call `(…args, cb(err, value))` into a promise of a KafkaError or the value. */
+export function call<T = void>(
+  context: string,
+  run: (callback: (error: LibrdKafkaError | null | undefined, value?: T) => void) => void,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    try {
+      run((error, value) => {
+        if (error) reject(toKafkaError(error, context));
+        else resolve(value as T);
+      });
+    } catch (error) {
+      reject(toKafkaError(error, context));
+    }
+  });
+}
