@@ -124,8 +124,14 @@ describe('hookledger simulate against a local endpoint', () => {
   });
 
   it('retries an endpoint that answers 503 for a while and finally delivers everything, same id and bytes', async () => {
-    const recoversAt = Date.now() + 800;
-    const server = await receiver(() => (Date.now() < recoversAt ? 503 : 200));
+    // Unavailable for each webhook's first four attempts (about 750 ms of back-off, so progress lines
+    // show the retries): a clock-based outage lets webhooks sent late on a busy machine through at once.
+    const attempts = new Map<string, number>();
+    const server = await receiver(({ id }) => {
+      const attempt = (attempts.get(id) ?? 0) + 1;
+      attempts.set(id, attempt);
+      return attempt <= 4 ? 503 : 200;
+    });
     const dir = await mkdtemp(path.join(tmpdir(), 'simulate-'));
     const idsFile = path.join(dir, 'ids.txt');
     try {
