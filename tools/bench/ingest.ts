@@ -1,11 +1,9 @@
 // `npm run bench:ingest`: signed 2 KB deliveries at rising offered rates (open loop) against ingest, beside
 // a bare Fastify route (the HTTP ceiling) and Kafka's producer perf test (acks=all, same record size).
 // Writes the figures into docs/benchmarks.md (the ingest section) with the command that reproduces them.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,10 +14,11 @@ import { createKafka } from '../../runtime/kafka/client.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import { topicCatalog, topicNames } from '../../schemas/topics.js';
 import { type Stack, startStack } from '../stack/index.js';
+import { freePort, ROOT, spawnHookledger, stopChild, waitReady } from './children.js';
 import { type Delivery, type LoadResult, runStep } from './ingest-load.js';
 import { pidListeningOn, processCpuSeconds, rssMiB } from './proc-stats.js';
+import { writeSection } from './report-section.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 const COMMAND = 'npm run bench:ingest';
 const KEY = 'bench-shared-key';
 const RECORD_SIZE = 2_048;
@@ -38,37 +37,6 @@ const STEP_S = Number(opts['step-seconds']);
 const log = (message: string) => console.error(`bench:ingest ${message}`);
 
 // ---- process measurements --------------------------------------------------------------------------
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await fetch(`${url}/readyz`)
-      .then((r) => r.status)
-      .catch(() => 0);
-    if (status === 200) return;
-    if (Date.now() > end) throw new Error(`${url} not ready within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}
 
 const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 
@@ -210,11 +178,9 @@ function startIngest(
   port: number,
   logFile: string,
 ) {
-  const output = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [join(ROOT, 'tools/cli/hookledger.js'), 'ingest'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
+  return spawnHookledger(
+    ['ingest'],
+    {
       KAFKA_BROKERS: stack.brokers.join(','),
       SCHEMA_REGISTRY_URL: stack.registryUrl,
       TOPIC_PREFIX: prefix,
@@ -224,11 +190,8 @@ function startIngest(
       HOOKLEDGER_LOCAL_STACK: 'true',
       LOG_LEVEL: opts['log-level'],
     },
-    // Straight into the file: relaying a line per request through this process would tax the load generator.
-    stdio: ['ignore', output, output],
-  });
-  closeSync(output);
-  return child;
+    logFile,
+  );
 }
 
 /** The share of ingest's own 200s answered within `le` seconds between two scrapes of /metrics. */
@@ -381,22 +344,6 @@ function stepTable(steps: StepFigures[], withBroker: boolean): string {
   return [head, ...rows].join('\n');
 }
 
-function writeReport(section: string): void {
-  const file = join(ROOT, 'docs/benchmarks.md');
-  const start = '<!-- bench:ingest:start -->';
-  const end = '<!-- bench:ingest:end -->';
-  const block = `${start}\n${section}\n${end}`;
-  let text = existsSync(file)
-    ? readFileSync(file, 'utf8')
-    : '# Benchmarks\n\nFigures measured on the machine named in each section, with the command that reproduces them.\n';
-  if (text.includes(start) && text.includes(end)) {
-    text = text.slice(0, text.indexOf(start)) + block + text.slice(text.indexOf(end) + end.length);
-  } else {
-    text = `${text.trimEnd()}\n\n${block}\n`;
-  }
-  writeFileSync(file, text);
-}
-
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'hookledger-bench-'));
   let stack: Stack | undefined;
@@ -462,7 +409,7 @@ async function main(): Promise<void> {
       '```',
     ].join('\n');
     console.log(section);
-    if (!opts['no-write']) writeReport(section);
+    if (!opts['no-write']) writeSection('ingest', section);
   } finally {
     await stack?.stop();
     await rm(dir, { recursive: true, force: true });

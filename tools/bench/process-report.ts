@@ -1,15 +1,12 @@
 // The Markdown section `npm run bench:process` prints and writes into docs/benchmarks.md, between the
-// bench:process markers (after the ingest section when they are not there yet).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// bench:process markers.
 import { availableParallelism, cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { TABLE_STREAMS } from '../../schemas/topics.js';
 import type { ConsumerPerf } from './process-perf.js';
 import type { ProfileSummary } from './process-profile.js';
 import type { Window } from './process-run.js';
 import type { FromWorker } from './process-worker.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
+import { writeSection } from './report-section.js';
 
 export interface StageFigures {
   window: Window;
@@ -203,23 +200,7 @@ export function renderReport(r: Report): string {
   return lines.join('\n').trimEnd();
 }
 
+/** Into docs/benchmarks.md, between the bench:process markers. */
 export function writeReport(section: string): void {
-  const file = join(ROOT, 'docs/benchmarks.md');
-  const start = '<!-- bench:process:start -->';
-  const end = '<!-- bench:process:end -->';
-  const block = `${start}\n${section}\n${end}`;
-  let text = existsSync(file)
-    ? readFileSync(file, 'utf8')
-    : '# Benchmarks\n\nFigures measured on the machine named in each section, with the command that reproduces them.\n';
-  if (text.includes(start) && text.includes(end)) {
-    text = text.slice(0, text.indexOf(start)) + block + text.slice(text.indexOf(end) + end.length);
-  } else {
-    const ingestEnd = '<!-- bench:ingest:end -->';
-    const at = text.indexOf(ingestEnd);
-    text =
-      at >= 0
-        ? `${text.slice(0, at + ingestEnd.length)}\n\n${block}${text.slice(at + ingestEnd.length)}`
-        : `${text.trimEnd()}\n\n${block}\n`;
-  }
-  writeFileSync(file, text.endsWith('\n') ? text : `${text}\n`);
+  writeSection('process', section);
 }
