@@ -77,7 +77,13 @@ async function watchUnique(brokers: string[], topic: string, partitions: number)
   const seenAt = new Map<string, number>();
   const consumer: KafkaConsumer = createConsumer(
     { brokers, clientId: 'bench-freshness-reader', logger: pino({ level: 'silent' }) },
-    { 'isolation.level': 'read_committed', 'enable.auto.commit': false, 'fetch.wait.max.ms': 10 } as never,
+    {
+      // Required by librdkafka even for a reader that only assigns partitions: it never joins or commits.
+      'group.id': `bench-freshness-${topic}`,
+      'isolation.level': 'read_committed',
+      'enable.auto.commit': false,
+      'fetch.wait.max.ms': 10,
+    } as never,
   );
   await connect(consumer);
   consumer.setDefaultConsumeTimeout(20);
