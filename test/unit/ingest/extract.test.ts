@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { digestKey, extract } from '../../../ingest/webhooks/extract.js';
 
-const fixture = (name: string) =>
-  readFileSync(new URL(`../../fixtures/${name}`, import.meta.url));
+const fixture = (name: string) => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url));
 const sha1 = (bytes: Buffer | string) => `sha1:${createHash('sha1').update(bytes).digest('hex')}`;
 
 describe('extract', () => {
