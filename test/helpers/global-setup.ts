@@ -16,7 +16,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   // If this throws, the state dir stays: its logs explain the failure, and the error names them.
   const stack = await startStack({ stateDir, logger });
-  const shared: TestStack = { kind: stack.kind, brokers: stack.brokers, registryUrl: stack.registryUrl };
+  const shared: TestStack = {
+    kind: stack.kind,
+    brokers: stack.brokers,
+    registryUrl: stack.registryUrl,
+    ...(stack.kafkaVersion ? { kafkaVersion: stack.kafkaVersion } : {}),
+  };
   project.provide('hookledgerStack', shared);
   // Also as variables, for code under test that reads its config from the environment (workers inherit it).
   process.env.KAFKA_BROKERS = stack.brokers.join(',');

@@ -10,6 +10,8 @@ export interface TestStack {
   kind: StackKind;
   brokers: string[];
   registryUrl: string;
+  /** HOOKLEDGER_KAFKA_VERSION's broker; undefined for a configured stack (its version is not ours to know). */
+  kafkaVersion?: string;
 }
 
 declare module 'vitest' {

@@ -5,19 +5,19 @@ import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'no
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Logger } from '../../runtime/log.js';
 import { StackError } from './errors.js';
+import { type KafkaRelease, kafkaRelease } from './kafka-versions.js';
 
 const run = promisify(execFile);
 
-/** Versions and how to fetch them live in this POM; its hash names the cache entry. */
-export const POM = fileURLToPath(new URL('./pom.xml', import.meta.url));
 const MARKER = 'complete.json';
 export const MIN_JAVA = 17;
 
 export interface Artifacts {
+  /** The Kafka version these jars are, and what differs about running it. */
+  kafka: KafkaRelease;
   /** Kafka's jars (broker and CLI tools): the JVM's classpath is `<kafkaLib>/*`. */
   kafkaLib: string;
   /** Apicurio Registry's runnable jar (its lib/ folder beside it). */
@@ -30,17 +30,29 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'hookledger');
 }
 
-function cacheEntry(root: string): string {
-  const digest = createHash('sha256').update(readFileSync(POM)).digest('hex').slice(0, 12);
+/** Versions and how to fetch them live in the release's POM (one per Kafka version); its hash names the entry. */
+export function cacheEntry(root: string, release: KafkaRelease): string {
+  const digest = createHash('sha256').update(readFileSync(release.pom)).digest('hex').slice(0, 12);
   return join(root, `jvm-${digest}`);
 }
 
+/** What the marker file holds: paths, and the version for whoever reads the cache by hand. */
+interface Marker {
+  kafkaVersion?: string;
+  kafkaLib: string;
+  registryJar: string;
+}
+
 /** The cached artifacts if a previous fetch completed (its marker is written last), without running Maven. */
-export function cachedArtifacts(env: NodeJS.ProcessEnv = process.env): Artifacts | undefined {
-  const entry = cacheEntry(cacheRoot(env));
+export function cachedArtifacts(
+  env: NodeJS.ProcessEnv = process.env,
+  release: KafkaRelease = kafkaRelease(env),
+): Artifacts | undefined {
+  const entry = cacheEntry(cacheRoot(env), release);
   try {
-    const marker = JSON.parse(readFileSync(join(entry, MARKER), 'utf8')) as Artifacts;
-    return existsSync(marker.registryJar) && existsSync(marker.kafkaLib) ? marker : undefined;
+    const marker = JSON.parse(readFileSync(join(entry, MARKER), 'utf8')) as Marker;
+    if (!existsSync(marker.registryJar) || !existsSync(marker.kafkaLib)) return undefined;
+    return { kafka: release, kafkaLib: marker.kafkaLib, registryJar: marker.registryJar };
   } catch {
     return undefined;
   }
@@ -104,10 +116,11 @@ export async function requireJava(env: NodeJS.ProcessEnv = process.env): Promise
  * into place, so two fetches at once (CI and a test run) cannot leave a half-filled entry behind.
  */
 export async function ensureArtifacts(
-  options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {},
+  options: { env?: NodeJS.ProcessEnv; logger?: Logger; release?: KafkaRelease } = {},
 ): Promise<Artifacts> {
   const env = options.env ?? process.env;
-  const cached = cachedArtifacts(env);
+  const release = options.release ?? kafkaRelease(env);
+  const cached = cachedArtifacts(env, release);
   if (cached) return cached;
 
   const mvn = onPath('mvn', env);
@@ -116,12 +129,15 @@ export async function ensureArtifacts(
       'the local stack needs Kafka and Apicurio from Maven Central, and Maven (mvn) is not on PATH: install Maven, or set KAFKA_BROKERS and SCHEMA_REGISTRY_URL',
     );
   }
-  const entry = cacheEntry(cacheRoot(env));
+  const entry = cacheEntry(cacheRoot(env), release);
   const staging = `${entry}.tmp-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   const started = Date.now();
-  options.logger?.info({ cache: entry }, 'fetching Kafka and Apicurio Registry from Maven Central (once)');
+  options.logger?.info(
+    { cache: entry, kafka: release.version },
+    'fetching Kafka and Apicurio Registry from Maven Central (once per Kafka version)',
+  );
   try {
     await run(
       mvn,
@@ -129,7 +145,7 @@ export async function ensureArtifacts(
         '-q',
         '-B',
         '-f',
-        POM,
+        release.pom,
         'dependency:copy-dependencies@kafka',
         'dependency:copy@registry',
         `-Dhookledger.kafka.lib=${join(staging, 'kafka-lib')}`,
@@ -163,11 +179,12 @@ export async function ensureArtifacts(
     await rm(staging, { recursive: true, force: true });
     throw new StackError(`no runnable jar found in Apicurio's distribution (${registryDir})`);
   }
-  const artifacts: Artifacts = {
+  const marker: Marker = {
+    kafkaVersion: release.version,
     kafkaLib: join(entry, 'kafka-lib'),
     registryJar: join(entry, 'registry', jarName),
   };
-  await writeFile(join(staging, MARKER), `${JSON.stringify(artifacts, null, 2)}\n`);
+  await writeFile(join(staging, MARKER), `${JSON.stringify(marker, null, 2)}\n`);
   try {
     await rename(staging, entry);
   } catch {
@@ -175,7 +192,7 @@ export async function ensureArtifacts(
     await rm(staging, { recursive: true, force: true });
   }
   options.logger?.info({ seconds: (Date.now() - started) / 1000 }, 'artifacts cached');
-  const ready = cachedArtifacts(env);
+  const ready = cachedArtifacts(env, release);
   if (!ready) throw new StackError(`the artifact cache at ${entry} is incomplete: delete it and run again`);
   return ready;
 }

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import type { StartedNetwork } from 'testcontainers';
 import type { Logger } from '../../runtime/log.js';
 import { StackError } from './errors.js';
+import type { KafkaRelease } from './kafka-versions.js';
 import { freePort } from './ports.js';
 import { MAX_MESSAGE_BYTES, newClusterId, REGISTRY_SNAPSHOTS_TOPIC, REGISTRY_TOPIC } from './properties.js';
 import { waitForKafka } from './readiness.js';
 
-export const KAFKA_IMAGE = 'apache/kafka:3.9.1';
 export const REGISTRY_IMAGE = 'apicurio/apicurio-registry:3.0.9';
 
 /** Inside the network, the registry reaches Kafka by this alias on a listener of its own. */
@@ -95,6 +95,8 @@ async function testcontainers(detached: boolean) {
  * remote DOCKER_HOST that is a guess, which fails loudly if taken.
  */
 export async function startDockerKafka(options: {
+  /** Its `image` (apache/kafka:<version>) is what runs. */
+  release: KafkaRelease;
   logger: Logger;
   detached?: boolean;
   network?: StartedNetwork;
@@ -106,7 +108,7 @@ export async function startDockerKafka(options: {
   const network = options.network ?? ownNetwork!;
   const hostPort = await freePort();
   const brokers = [`${host}:${hostPort}`];
-  const started = await new tc.GenericContainer(KAFKA_IMAGE)
+  const started = await new tc.GenericContainer(options.release.image)
     .withNetwork(network)
     .withNetworkAliases(KAFKA_ALIAS)
     .withExposedPorts({ container: EXTERNAL_PORT, host: hostPort })
@@ -167,6 +169,7 @@ async function ready(brokers: string[], what: string): Promise<void> {
 
 /** Kafka and the registry (KafkaSQL on that Kafka, so schema ids live exactly as long as its data). */
 export async function startDockerStack(options: {
+  release: KafkaRelease;
   logger: Logger;
   detached?: boolean;
 }): Promise<DockerStack> {
@@ -175,7 +178,7 @@ export async function startDockerStack(options: {
   const network = await new tc.Network().start();
   let kafka: DockerKafka | undefined;
   try {
-    kafka = await startDockerKafka({ logger: options.logger, detached, network });
+    kafka = await startDockerKafka({ release: options.release, logger: options.logger, detached, network });
     const registry = await new tc.GenericContainer(REGISTRY_IMAGE)
       .withNetwork(network)
       .withExposedPorts(8080)

@@ -7,6 +7,7 @@ import { dockerAnswers, startDockerKafka, startDockerStack } from './docker.js';
 import { StackError } from './errors.js';
 import { pidAlive } from './jvm-process.js';
 import { createKafkaNode, runningKafkaPid } from './kafka-process.js';
+import { kafkaRelease } from './kafka-versions.js';
 import { startLocalStack } from './local.js';
 import { runningRegistryPid } from './registry-process.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
@@ -17,6 +18,14 @@ export type { StackKind, StackPreference } from './choose.js';
 export { NO_STACK_HELP } from './choose.js';
 export { StackError } from './errors.js';
 export { KAFKA_TOOLS, runKafkaTool } from './kafka-tools.js';
+export type { KafkaRelease } from './kafka-versions.js';
+export {
+  DEFAULT_KAFKA_VERSION,
+  findKafkaRelease,
+  KAFKA_RELEASES,
+  kafkaRelease,
+  requireKafkaRelease,
+} from './kafka-versions.js';
 export type { ComponentStatus, StackStatus } from './manage.js';
 export { restartKafkaIn, stackStatus, stopStackIn } from './manage.js';
 export type { StackRecord } from './state.js';
@@ -25,6 +34,8 @@ export { defaultStateDir, readStackRecord, renderStackEnv, stackFiles } from './
 export interface Stack {
   kind: StackKind;
   brokers: string[];
+  /** The broker's version (HOOKLEDGER_KAFKA_VERSION); unknown for a configured stack. */
+  kafkaVersion?: string;
   /** The Confluent-API base URL: what SCHEMA_REGISTRY_URL holds. */
   registryUrl: string;
   /** Where the JVMs write (local kind); Docker users read `docker logs`. */
@@ -88,6 +99,8 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
   const logger = options.logger ?? silent();
   const detached = options.detached ?? false;
   const began = Date.now();
+  // Before anything is probed or fetched: a mistyped version fails at once, and only that.
+  const release = kafkaRelease(env);
   const choice = await chooseStack(env, options.probes ?? machineProbes(env));
 
   if (choice.kind === 'configured') {
@@ -119,12 +132,13 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
   }
 
   if (choice.kind === 'docker') {
-    const docker = await startDockerStack({ logger, detached });
+    const docker = await startDockerStack({ release, logger, detached });
     const record: StackRecord = {
       kind: 'docker',
       detached,
       brokers: docker.kafka.brokers,
       registryUrl: docker.registryUrl,
+      kafkaVersion: release.version,
       startedAt: new Date().toISOString(),
       ownerPid: process.pid,
       logFiles: {},
@@ -138,12 +152,13 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
     return {
       kind: 'docker',
       brokers: docker.kafka.brokers,
+      kafkaVersion: release.version,
       registryUrl: docker.registryUrl,
       logFiles: {},
       pids: () => ({}),
       startupMs: Date.now() - began,
       describe: () =>
-        `Docker: Kafka ${docker.kafka.brokers.join(',')} (container ${docker.kafka.containerId.slice(0, 12)}), registry ${docker.registryUrl}`,
+        `Docker: Kafka ${release.version} on ${docker.kafka.brokers.join(',')} (container ${docker.kafka.containerId.slice(0, 12)}), registry ${docker.registryUrl}`,
       async stop() {
         await docker.stop();
         await forget(options.stateDir);
@@ -157,13 +172,14 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
     };
   }
 
-  const local = await startLocalStack({ stateDir: options.stateDir, env, logger, detached });
+  const local = await startLocalStack({ stateDir: options.stateDir, env, release, logger, detached });
   const { kafka, registry } = local;
   await writeStackRecord(options.stateDir, {
     kind: 'local',
     detached,
     brokers: kafka.brokers,
     registryUrl: registry.url,
+    kafkaVersion: release.version,
     startedAt: new Date().toISOString(),
     ownerPid: process.pid,
     logFiles: { kafka: kafka.logFile, registry: registry.logFile },
@@ -171,12 +187,13 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
   return {
     kind: 'local',
     brokers: kafka.brokers,
+    kafkaVersion: release.version,
     registryUrl: registry.url,
     logFiles: { kafka: kafka.logFile, registry: registry.logFile },
     pids: () => ({ kafka: kafka.pid(), registry: registry.pid() }),
     startupMs: Date.now() - began,
     describe: () =>
-      `local JVMs: Kafka ${kafka.brokers.join(',')}, registry ${registry.url} (logs: ${kafka.logFile}, ${registry.logFile})`,
+      `local JVMs: Kafka ${release.version} on ${kafka.brokers.join(',')}, registry ${registry.url} (logs: ${kafka.logFile}, ${registry.logFile})`,
     async stop() {
       await local.stop();
       await forget(options.stateDir);
@@ -197,6 +214,7 @@ async function forget(stateDir: string): Promise<void> {
 export interface DedicatedKafka {
   kind: 'docker' | 'local';
   brokers: string[];
+  kafkaVersion: string;
   logFile?: string;
   /** The JVM's pid while it runs (local kind). */
   pid(): number | undefined;
@@ -215,12 +233,14 @@ export async function startDedicatedKafka(options: {
 }): Promise<DedicatedKafka> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? silent();
+  const release = kafkaRelease(env);
   const kind = await chooseDedicatedKind(env, options.probes ?? machineProbes(env));
   if (kind === 'docker') {
-    const docker = await startDockerKafka({ logger });
+    const docker = await startDockerKafka({ release, logger });
     return {
       kind,
       brokers: docker.brokers,
+      kafkaVersion: release.version,
       pid: () => undefined,
       stopKafka: () => docker.stopKafka(),
       startKafka: () => docker.startKafka(),
@@ -231,7 +251,7 @@ export async function startDedicatedKafka(options: {
       stop: () => docker.remove(),
     };
   }
-  const [artifacts, java] = await Promise.all([ensureArtifacts({ env, logger }), requireJava(env)]);
+  const [artifacts, java] = await Promise.all([ensureArtifacts({ env, logger, release }), requireJava(env)]);
   const node = await createKafkaNode({
     stateDir: options.stateDir,
     artifacts,
@@ -244,6 +264,7 @@ export async function startDedicatedKafka(options: {
   return {
     kind,
     brokers: node.brokers,
+    kafkaVersion: release.version,
     logFile: node.logFile,
     pid: () => node.pid(),
     stopKafka: () => node.stop(),

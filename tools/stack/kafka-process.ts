@@ -1,6 +1,6 @@
 // One local Kafka node (KRaft, broker and controller in one JVM) that can stop and start on the same port and data.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,13 +8,17 @@ import type { Logger } from '../../runtime/log.js';
 import type { Artifacts } from './artifacts.js';
 import { StackError } from './errors.js';
 import { launchJvm, notReadyError, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
+import { DEFAULT_KAFKA_VERSION } from './kafka-versions.js';
 import { freePort, portIsFree } from './ports.js';
 import {
-  kafkaLog4jProperties,
+  kafkaBrokerArgs,
+  kafkaLogConfig,
   kafkaServerProperties,
+  logConfigFileName,
   newClusterId,
   renderProperties,
-  toolsLog4jProperties,
+  storageFormatArgs,
+  toolsLogConfig,
 } from './properties.js';
 import { waitForKafka } from './readiness.js';
 
@@ -48,6 +52,8 @@ interface NodeFile {
   port: number;
   controllerPort: number;
   clusterId: string;
+  /** The version that formatted the data; absent in files written before versions could differ (3.9.1). */
+  kafkaVersion?: string;
 }
 
 export function kafkaPaths(stateDir: string) {
@@ -56,8 +62,6 @@ export function kafkaPaths(stateDir: string) {
     dir,
     dataDir: join(dir, 'data'),
     serverProperties: join(dir, 'server.properties'),
-    log4j: join(dir, 'log4j.properties'),
-    toolsLog4j: join(dir, 'tools-log4j.properties'),
     nodeFile: join(dir, 'node.json'),
     pidFile: join(dir, 'kafka.pid'),
     logFile: join(stateDir, 'logs', 'kafka.log'),
@@ -71,6 +75,19 @@ export function runningKafkaPid(stateDir: string): number | undefined {
   return pid !== undefined && pidIsOurs(pid, paths.serverProperties) ? pid : undefined;
 }
 
+/** The Kafka version whose data is in this state directory (formatted storage), if any. */
+export function kafkaVersionIn(stateDir: string): string | undefined {
+  const paths = kafkaPaths(stateDir);
+  if (!existsSync(join(paths.dataDir, 'meta.properties'))) return undefined;
+  try {
+    return (
+      (JSON.parse(readFileSync(paths.nodeFile, 'utf8')) as NodeFile).kafkaVersion ?? DEFAULT_KAFKA_VERSION
+    );
+  } catch {
+    return DEFAULT_KAFKA_VERSION;
+  }
+}
+
 /**
  * Prepares the node's directory (ports, config, formatted storage) without starting it. Ports and the
  * cluster id are kept in node.json, so a later start, in this process or another, reuses them.
@@ -78,20 +95,32 @@ export function runningKafkaPid(stateDir: string): number | undefined {
 export async function createKafkaNode(options: KafkaNodeOptions): Promise<KafkaNode> {
   const { stateDir, artifacts, java, logger } = options;
   const paths = kafkaPaths(stateDir);
+  const { version, logging } = artifacts.kafka;
+  // An older broker cannot read newer data, and a newer one would upgrade it for good: ask instead.
+  const formattedBy = kafkaVersionIn(stateDir);
+  if (formattedBy !== undefined && formattedBy !== version) {
+    throw new StackError(
+      `the Kafka data in ${paths.dataDir} was written by Kafka ${formattedBy}, and this is ${version}: set HOOKLEDGER_KAFKA_VERSION=${formattedBy}, or start afresh (\`hookledger stack down --purge\`, or another state dir)`,
+    );
+  }
   await mkdir(paths.dataDir, { recursive: true });
-  const node = await choosePorts(paths.nodeFile, runningKafkaPid(stateDir) !== undefined);
+  const ports = await choosePorts(paths.nodeFile, runningKafkaPid(stateDir) !== undefined);
+  const node: NodeFile = { ...ports, kafkaVersion: version };
   await writeFile(paths.nodeFile, `${JSON.stringify(node, null, 2)}\n`);
   const settings = { port: node.port, controllerPort: node.controllerPort, dataDir: paths.dataDir };
   await writeFile(
     paths.serverProperties,
     renderProperties(kafkaServerProperties(settings), 'written by hookledger stack'),
   );
-  await writeFile(paths.log4j, renderProperties(kafkaLog4jProperties()));
-  await writeFile(paths.toolsLog4j, renderProperties(toolsLog4jProperties()));
-  const classpath = join(artifacts.kafkaLib, '*');
-  if (!existsSync(join(paths.dataDir, 'meta.properties'))) {
-    await format(java, classpath, paths, node.clusterId);
+  const logConfig = join(paths.dir, logConfigFileName(logging, 'broker'));
+  const toolsLogConfigFile = join(paths.dir, logConfigFileName(logging, 'tools'));
+  await writeFile(logConfig, renderProperties(kafkaLogConfig(logging)));
+  await writeFile(toolsLogConfigFile, renderProperties(toolsLogConfig(logging)));
+  if (formattedBy === undefined) {
+    const tools = { logging, kafkaLib: artifacts.kafkaLib, logConfig: toolsLogConfigFile };
+    await format(java, storageFormatArgs(tools, node.clusterId, paths.serverProperties), paths);
   }
+  const broker = { logging, kafkaLib: artifacts.kafkaLib, logConfig };
 
   const brokers = [`127.0.0.1:${node.port}`];
   const log = logger.child({ component: 'stack.kafka' });
@@ -113,15 +142,7 @@ export async function createKafkaNode(options: KafkaNodeOptions): Promise<KafkaN
       jvm = await launchJvm({
         name: 'Kafka',
         command: java,
-        args: [
-          ...(options.heap ?? ['-Xms256m', '-Xmx1g']),
-          '-Djava.awt.headless=true',
-          `-Dlog4j.configuration=file:${paths.log4j}`,
-          '-cp',
-          classpath,
-          'kafka.Kafka',
-          paths.serverProperties,
-        ],
+        args: kafkaBrokerArgs(broker, paths.serverProperties, options.heap ?? ['-Xms256m', '-Xmx1g']),
         cwd: paths.dir,
         logFile: paths.logFile,
         pidFile: paths.pidFile,
@@ -136,7 +157,7 @@ export async function createKafkaNode(options: KafkaNodeOptions): Promise<KafkaN
         jvm = undefined;
         throw await notReadyError(running, outcome, `Kafka on ${brokers[0]}`, paths.logFile);
       }
-      log.info({ brokers, pid: jvm.pid, ms: Date.now() - started }, 'Kafka ready');
+      log.info({ brokers, version, pid: jvm.pid, ms: Date.now() - started }, 'Kafka ready');
     },
     async stop() {
       if (jvm) {
@@ -157,7 +178,10 @@ export async function createKafkaNode(options: KafkaNodeOptions): Promise<KafkaN
   return self;
 }
 
-async function choosePorts(nodeFile: string, running: boolean): Promise<NodeFile> {
+async function choosePorts(
+  nodeFile: string,
+  running: boolean,
+): Promise<Pick<NodeFile, 'port' | 'controllerPort' | 'clusterId'>> {
   let previous: NodeFile | undefined;
   try {
     previous = JSON.parse(await readFile(nodeFile, 'utf8')) as NodeFile;
@@ -166,7 +190,7 @@ async function choosePorts(nodeFile: string, running: boolean): Promise<NodeFile
     previous &&
     (running || ((await portIsFree(previous.port)) && (await portIsFree(previous.controllerPort))))
   ) {
-    return previous;
+    return { port: previous.port, controllerPort: previous.controllerPort, clusterId: previous.clusterId };
   }
   const port = await freePort();
   let controllerPort = await freePort();
@@ -174,29 +198,9 @@ async function choosePorts(nodeFile: string, running: boolean): Promise<NodeFile
   return { port, controllerPort, clusterId: previous?.clusterId ?? newClusterId() };
 }
 
-async function format(
-  java: string,
-  classpath: string,
-  paths: ReturnType<typeof kafkaPaths>,
-  clusterId: string,
-) {
+async function format(java: string, args: string[], paths: ReturnType<typeof kafkaPaths>) {
   try {
-    await run(
-      java,
-      [
-        `-Dlog4j.configuration=file:${paths.toolsLog4j}`,
-        '-cp',
-        classpath,
-        'kafka.tools.StorageTool',
-        'format',
-        '--ignore-formatted',
-        '-t',
-        clusterId,
-        '-c',
-        paths.serverProperties,
-      ],
-      { timeout: 60_000 },
-    );
+    await run(java, args, { timeout: 60_000 });
   } catch (error) {
     const output =
       error instanceof Error && 'stdout' in error

@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Artifacts } from './artifacts.js';
-import { renderProperties, toolsLog4jProperties } from './properties.js';
+import type { KafkaRelease } from './kafka-versions.js';
+import { kafkaToolJvmArgs, logConfigFileName, renderProperties, toolsLogConfig } from './properties.js';
 
 /** Tool name (as in Kafka's bin/kafka-<name>.sh) → main class, checked against the 3.9.1 jars. */
 export const KAFKA_TOOLS: Record<string, string> = {
@@ -17,6 +18,17 @@ export const KAFKA_TOOLS: Record<string, string> = {
   'get-offsets': 'org.apache.kafka.tools.GetOffsetShell',
   configs: 'kafka.admin.ConfigCommand',
 };
+
+/** Kafka 4 rewrote some Scala tools in Java, in other packages; checked against the 4.1.2 jars. */
+const KAFKA_4_TOOLS: Record<string, string> = {
+  'console-producer': 'org.apache.kafka.tools.ConsoleProducer',
+};
+
+/** The main class of `tool` in this Kafka version's jars, or undefined for a tool we do not know. */
+export function kafkaToolClass(tool: string, release: Pick<KafkaRelease, 'major'>): string | undefined {
+  if (!Object.hasOwn(KAFKA_TOOLS, tool)) return undefined;
+  return (release.major >= 4 ? KAFKA_4_TOOLS[tool] : undefined) ?? KAFKA_TOOLS[tool];
+}
 
 /** The tools that take `--bootstrap-server`; the perf producer takes `--producer-props` instead. */
 const TAKES_BOOTSTRAP_SERVER = new Set([
@@ -54,20 +66,19 @@ export async function runKafkaTool(options: {
   java: string;
   brokers?: string[];
 }): Promise<number> {
-  const mainClass = KAFKA_TOOLS[options.tool];
+  const { kafka, kafkaLib } = options.artifacts;
+  const mainClass = kafkaToolClass(options.tool, kafka);
   if (!mainClass) throw new Error(`unknown Kafka tool ${options.tool}`);
-  // Beside the jars in the cache: tools can run without any state dir.
-  const log4j = join(dirname(options.artifacts.kafkaLib), 'tools-log4j.properties');
-  if (!existsSync(log4j)) await writeFile(log4j, renderProperties(toolsLog4jProperties()));
+  // Beside the jars in the cache (one entry per version): tools can run without any state dir.
+  const logConfig = join(dirname(kafkaLib), logConfigFileName(kafka.logging, 'tools'));
+  if (!existsSync(logConfig)) await writeFile(logConfig, renderProperties(toolsLogConfig(kafka.logging)));
   const child = spawn(
     options.java,
-    [
-      `-Dlog4j.configuration=file:${log4j}`,
-      '-cp',
-      join(options.artifacts.kafkaLib, '*'),
+    kafkaToolJvmArgs(
+      { logging: kafka.logging, kafkaLib, logConfig },
       mainClass,
-      ...kafkaToolArgs(options.tool, options.args, options.brokers),
-    ],
+      kafkaToolArgs(options.tool, options.args, options.brokers),
+    ),
     { stdio: 'inherit' },
   );
   // Ctrl-C reaches the tool through the terminal's process group; we only wait for it to finish.

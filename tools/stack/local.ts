@@ -2,6 +2,7 @@
 import type { Logger } from '../../runtime/log.js';
 import { ensureArtifacts, requireJava } from './artifacts.js';
 import { createKafkaNode, type KafkaNode } from './kafka-process.js';
+import type { KafkaRelease } from './kafka-versions.js';
 import { createRegistryNode, type RegistryNode } from './registry-process.js';
 
 export interface LocalStack {
@@ -13,11 +14,12 @@ export interface LocalStack {
 export async function startLocalStack(options: {
   stateDir: string;
   env: NodeJS.ProcessEnv;
+  release: KafkaRelease;
   logger: Logger;
   detached: boolean;
 }): Promise<LocalStack> {
-  const { stateDir, env, logger, detached } = options;
-  const [artifacts, java] = await Promise.all([ensureArtifacts({ env, logger }), requireJava(env)]);
+  const { stateDir, env, release, logger, detached } = options;
+  const [artifacts, java] = await Promise.all([ensureArtifacts({ env, logger, release }), requireJava(env)]);
   const kafka = await createKafkaNode({ stateDir, artifacts, java: java.path, logger, detached });
   await kafka.start();
   let registry: RegistryNode | undefined;

@@ -5,7 +5,8 @@ import { ensureArtifacts, requireJava } from './artifacts.js';
 import { removeDockerStack, restartDockerKafka } from './docker.js';
 import { StackError } from './errors.js';
 import { pidAlive, stopPid } from './jvm-process.js';
-import { createKafkaNode, runningKafkaPid } from './kafka-process.js';
+import { createKafkaNode, kafkaVersionIn, runningKafkaPid } from './kafka-process.js';
+import { DEFAULT_KAFKA_VERSION, requireKafkaRelease } from './kafka-versions.js';
 import { kafkaAnswers, registryAnswers } from './readiness.js';
 import { runningRegistryPid } from './registry-process.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
@@ -104,8 +105,12 @@ export async function restartKafkaIn(
     return record.brokers;
   }
   const env = options.env ?? process.env;
+  // The version that runs there, whatever HOOKLEDGER_KAFKA_VERSION says now: its data is that version's.
+  const release = requireKafkaRelease(
+    record.kafkaVersion ?? kafkaVersionIn(stateDir) ?? DEFAULT_KAFKA_VERSION,
+  );
   const [artifacts, java] = await Promise.all([
-    ensureArtifacts({ env, logger: options.logger }),
+    ensureArtifacts({ env, logger: options.logger, release }),
     requireJava(env),
   ]);
   const node = await createKafkaNode({

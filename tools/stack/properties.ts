@@ -1,5 +1,7 @@
-// Pure renderers for the files the local JVMs read: Kafka's server.properties, log4j, the JVM arguments.
+// Pure renderers for the files the local JVMs read: Kafka's server.properties, its logging, the JVM arguments.
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { KafkaLogging } from './kafka-versions.js';
 
 export type Properties = Record<string, string | number | boolean>;
 
@@ -56,30 +58,112 @@ export function kafkaServerProperties({
   };
 }
 
-/** log4j 1.x (reload4j) config: everything to stdout, which the owner points at the log file. */
-export function kafkaLog4jProperties(): Properties {
+/** The per-request and state-change chatter drowns the lines that explain a failure. */
+const QUIET_LOGGERS = [
+  'kafka.request.logger',
+  'state.change.logger',
+  'kafka.log.LogCleaner',
+  'org.apache.kafka.storage.internals.log',
+];
+
+const PATTERN = '[%d] %p %m (%c)%n';
+
+/** Where a logging config goes: log4j 2 picks its parser by the extension, log4j 1 is told the file. */
+export function logConfigFileName(logging: KafkaLogging, purpose: 'broker' | 'tools'): string {
+  const base = logging === 'log4j2' ? 'log4j2' : 'log4j';
+  return purpose === 'broker' ? `${base}.properties` : `tools-${base}.properties`;
+}
+
+/** The JVM flag that points Kafka (or one of its tools) at its logging config. */
+export function logConfigFlag(logging: KafkaLogging, path: string): string {
+  return logging === 'log4j2'
+    ? `-Dlog4j2.configurationFile=file:${path}`
+    : `-Dlog4j.configuration=file:${path}`;
+}
+
+export interface KafkaJvm {
+  logging: KafkaLogging;
+  /** Kafka's jars: the classpath is `<kafkaLib>/*`. */
+  kafkaLib: string;
+  /** The logging config file (broker or tools, see logConfigFileName). */
+  logConfig: string;
+}
+
+function jvmBase({ logging, kafkaLib, logConfig }: KafkaJvm): string[] {
+  return [logConfigFlag(logging, logConfig), '-cp', join(kafkaLib, '*')];
+}
+
+/** The broker's command line after `java`: the same main class and config in 3.9 and 4.1. */
+export function kafkaBrokerArgs(jvm: KafkaJvm, serverProperties: string, heap: string[]): string[] {
+  return [...heap, '-Djava.awt.headless=true', ...jvmBase(jvm), 'kafka.Kafka', serverProperties];
+}
+
+/**
+ * `kafka-storage format` with the static quorum of server.properties (`controller.quorum.voters`): 3.9 and
+ * 4.1 alike. A 4.x dynamic quorum (`--standalone`, `controller.quorum.bootstrap.servers`) would buy nothing
+ * for one node that never changes its voters.
+ */
+export function storageFormatArgs(jvm: KafkaJvm, clusterId: string, serverProperties: string): string[] {
+  return [
+    ...jvmBase(jvm),
+    'kafka.tools.StorageTool',
+    'format',
+    '--ignore-formatted',
+    '-t',
+    clusterId,
+    '-c',
+    serverProperties,
+  ];
+}
+
+/** A CLI tool's command line after `java`. */
+export function kafkaToolJvmArgs(jvm: KafkaJvm, mainClass: string, args: string[]): string[] {
+  return [...jvmBase(jvm), mainClass, ...args];
+}
+
+/** The broker's logging config: everything at INFO to stdout, which the owner points at the log file. */
+export function kafkaLogConfig(logging: KafkaLogging): Properties {
+  return logging === 'log4j2'
+    ? log4j2Console('INFO', 'SYSTEM_OUT', QUIET_LOGGERS)
+    : log4jConsole('INFO', 'System.out', QUIET_LOGGERS);
+}
+
+/** The CLI tools' logging config: only warnings, on stderr, so their output stays readable. */
+export function toolsLogConfig(logging: KafkaLogging): Properties {
+  return logging === 'log4j2'
+    ? log4j2Console('WARN', 'SYSTEM_ERR', [])
+    : log4jConsole('WARN', 'System.err', []);
+}
+
+function log4jConsole(level: string, target: 'System.out' | 'System.err', quiet: string[]): Properties {
   return {
-    'log4j.rootLogger': 'INFO, stdout',
-    'log4j.appender.stdout': 'org.apache.log4j.ConsoleAppender',
-    'log4j.appender.stdout.layout': 'org.apache.log4j.PatternLayout',
-    'log4j.appender.stdout.layout.ConversionPattern': '[%d] %p %m (%c)%n',
-    // The per-request and state-change chatter drowns the lines that explain a failure.
-    'log4j.logger.kafka.request.logger': 'WARN',
-    'log4j.logger.state.change.logger': 'WARN',
-    'log4j.logger.kafka.log.LogCleaner': 'WARN',
-    'log4j.logger.org.apache.kafka.storage.internals.log': 'WARN',
+    'log4j.rootLogger': `${level}, console`,
+    'log4j.appender.console': 'org.apache.log4j.ConsoleAppender',
+    'log4j.appender.console.Target': target,
+    'log4j.appender.console.layout': 'org.apache.log4j.PatternLayout',
+    'log4j.appender.console.layout.ConversionPattern': PATTERN,
+    ...Object.fromEntries(quiet.map((name) => [`log4j.logger.${name}`, 'WARN'])),
   };
 }
 
-/** log4j config for Kafka's CLI tools: only warnings, on stderr, so their output stays readable. */
-export function toolsLog4jProperties(): Properties {
-  return {
-    'log4j.rootLogger': 'WARN, stderr',
-    'log4j.appender.stderr': 'org.apache.log4j.ConsoleAppender',
-    'log4j.appender.stderr.Target': 'System.err',
-    'log4j.appender.stderr.layout': 'org.apache.log4j.PatternLayout',
-    'log4j.appender.stderr.layout.ConversionPattern': '[%d] %p %m (%c)%n',
+/** log4j 2's properties format (no YAML parser needed on the classpath). */
+function log4j2Console(level: string, target: 'SYSTEM_OUT' | 'SYSTEM_ERR', quiet: string[]): Properties {
+  const properties: Properties = {
+    // log4j 2's own status messages: only its problems (a config it cannot read).
+    status: 'warn',
+    'appender.console.type': 'Console',
+    'appender.console.name': 'console',
+    'appender.console.target': target,
+    'appender.console.layout.type': 'PatternLayout',
+    'appender.console.layout.pattern': PATTERN,
+    'rootLogger.level': level,
+    'rootLogger.appenderRef.console.ref': 'console',
   };
+  quiet.forEach((name, i) => {
+    properties[`logger.quiet${i}.name`] = name;
+    properties[`logger.quiet${i}.level`] = 'WARN';
+  });
+  return properties;
 }
 
 /**

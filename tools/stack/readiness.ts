@@ -1,6 +1,7 @@
 // Waiting until Kafka and the registry really answer: a metadata request, an HTTP 200 on /subjects.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel } from 'kafkajs';
+import { pino } from 'pino';
+import { createTopicAdmin } from '../../runtime/kafka/rdkafka-admin.js';
 
 export interface WaitOptions {
   timeoutMs: number;
@@ -25,25 +26,21 @@ async function poll(check: () => Promise<boolean>, { timeoutMs, exited }: WaitOp
   return 'timeout';
 }
 
-/** One metadata round trip: the broker lists itself. Quiet and without retries; the caller polls. */
+/**
+ * One metadata round trip within `timeoutMs`: the broker lists itself. Quiet (a broker still starting
+ * refuses connections, which is the expected answer here); the caller polls.
+ */
 export async function kafkaAnswers(brokers: string[], timeoutMs = 2_000): Promise<boolean> {
-  const kafka = new Kafka({
-    clientId: 'hookledger-stack-probe',
-    brokers,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: timeoutMs,
-    requestTimeout: timeoutMs,
-    retry: { retries: 0 },
-  });
-  const admin = kafka.admin();
+  const admin = createTopicAdmin(
+    { brokers, clientId: 'hookledger-stack-probe', logger: pino({ level: 'silent' }) },
+    { timeoutMs, component: 'stack-probe' },
+  );
   try {
-    await admin.connect();
-    const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0;
+    return (await admin.brokers()).length > 0;
   } catch {
     return false;
   } finally {
-    await admin.disconnect().catch(() => {});
+    admin.close();
   }
 }
 

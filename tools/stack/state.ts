@@ -8,6 +8,8 @@ export interface StackRecord {
   detached: boolean;
   brokers: string[];
   registryUrl: string;
+  /** The broker's version (HOOKLEDGER_KAFKA_VERSION when it started); absent in records from before it could vary. */
+  kafkaVersion?: string;
   startedAt: string;
   /** The process that started it; for a supervised stack, the JVMs die with it. */
   ownerPid: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KAFKA_TOOLS, kafkaToolArgs } from '../../../tools/stack/kafka-tools.js';
+import { KAFKA_TOOLS, kafkaToolArgs, kafkaToolClass } from '../../../tools/stack/kafka-tools.js';
 
 describe("Kafka's CLI tools", () => {
   it('include the ones the brief and the docs rely on', () => {
@@ -32,5 +32,19 @@ describe("Kafka's CLI tools", () => {
     expect(kafkaToolArgs('topics', ['--help'], brokers)).toEqual(['--help']);
     expect(kafkaToolArgs('producer-perf-test', ['--topic', 't'], brokers)).toEqual(['--topic', 't']);
     expect(kafkaToolArgs('topics', ['--list'], undefined)).toEqual(['--list']);
+  });
+
+  it('run the console producer from its Kafka 4 package on 4.x, and every other tool from the same class', () => {
+    expect(kafkaToolClass('console-producer', { major: 3 })).toBe('kafka.tools.ConsoleProducer');
+    expect(kafkaToolClass('console-producer', { major: 4 })).toBe('org.apache.kafka.tools.ConsoleProducer');
+    for (const tool of Object.keys(KAFKA_TOOLS).filter((name) => name !== 'console-producer')) {
+      expect(kafkaToolClass(tool, { major: 4 })).toBe(kafkaToolClass(tool, { major: 3 }));
+    }
+    expect(kafkaToolClass('topics', { major: 4 })).toBe('org.apache.kafka.tools.TopicCommand');
+  });
+
+  it('know no tool by a name they do not list', () => {
+    expect(kafkaToolClass('zookeeper-shell', { major: 3 })).toBeUndefined();
+    expect(kafkaToolClass('toString', { major: 4 })).toBeUndefined();
   });
 });

@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import {
+  kafkaBrokerArgs,
+  kafkaLogConfig,
   kafkaServerProperties,
+  kafkaToolJvmArgs,
+  logConfigFileName,
+  logConfigFlag,
   MAX_MESSAGE_BYTES,
   newClusterId,
   registrySystemProperties,
   renderProperties,
+  storageFormatArgs,
   systemPropertyArgs,
+  toolsLogConfig,
 } from '../../../tools/stack/properties.js';
 
 describe('properties rendering', () => {
@@ -50,6 +57,107 @@ describe('properties rendering', () => {
       'apicurio.kafkasql.bootstrap.servers': '127.0.0.1:9092',
     });
     expect(systemPropertyArgs({ 'a.b': 1, c: 'x' })).toEqual(['-Da.b=1', '-Dc=x']);
+  });
+});
+
+describe('logging config per Kafka version', () => {
+  it('gives 3.x a log4j 1 file through -Dlog4j.configuration', () => {
+    expect(logConfigFileName('log4j', 'broker')).toBe('log4j.properties');
+    expect(logConfigFileName('log4j', 'tools')).toBe('tools-log4j.properties');
+    expect(logConfigFlag('log4j', '/s/log4j.properties')).toBe(
+      '-Dlog4j.configuration=file:/s/log4j.properties',
+    );
+    expect(kafkaLogConfig('log4j')).toMatchObject({
+      'log4j.rootLogger': 'INFO, console',
+      'log4j.appender.console': 'org.apache.log4j.ConsoleAppender',
+      'log4j.appender.console.Target': 'System.out',
+      'log4j.logger.kafka.request.logger': 'WARN',
+    });
+    expect(toolsLogConfig('log4j')).toMatchObject({
+      'log4j.rootLogger': 'WARN, console',
+      'log4j.appender.console.Target': 'System.err',
+    });
+  });
+
+  it('gives 4.x a log4j 2 properties file (no YAML parser needed) through -Dlog4j2.configurationFile', () => {
+    expect(logConfigFileName('log4j2', 'broker')).toBe('log4j2.properties');
+    expect(logConfigFileName('log4j2', 'tools')).toBe('tools-log4j2.properties');
+    expect(logConfigFlag('log4j2', '/s/log4j2.properties')).toBe(
+      '-Dlog4j2.configurationFile=file:/s/log4j2.properties',
+    );
+    const broker = kafkaLogConfig('log4j2');
+    expect(broker).toMatchObject({
+      'appender.console.type': 'Console',
+      'appender.console.target': 'SYSTEM_OUT',
+      'rootLogger.level': 'INFO',
+      'rootLogger.appenderRef.console.ref': 'console',
+    });
+    expect(Object.keys(broker).some((key) => key.startsWith('log4j.'))).toBe(false);
+    const quieted = Object.entries(broker)
+      .filter(([key]) => /^logger\.\w+\.name$/.test(key))
+      .map(([, name]) => name);
+    expect(quieted).toEqual(expect.arrayContaining(['kafka.request.logger', 'state.change.logger']));
+    for (const [key, value] of Object.entries(broker)) {
+      if (/^logger\.\w+\.level$/.test(key)) expect(value).toBe('WARN');
+    }
+    expect(toolsLogConfig('log4j2')).toMatchObject({
+      'appender.console.target': 'SYSTEM_ERR',
+      'rootLogger.level': 'WARN',
+    });
+  });
+});
+
+describe('JVM command lines per Kafka version', () => {
+  const v3 = { logging: 'log4j' as const, kafkaLib: '/cache/kafka-lib', logConfig: '/s/log4j.properties' };
+  const v4 = { logging: 'log4j2' as const, kafkaLib: '/cache/kafka-lib', logConfig: '/s/log4j2.properties' };
+
+  it('start the broker with its logging flag, the cached jars and server.properties', () => {
+    expect(kafkaBrokerArgs(v4, '/s/server.properties', ['-Xmx512m'])).toEqual([
+      '-Xmx512m',
+      '-Djava.awt.headless=true',
+      '-Dlog4j2.configurationFile=file:/s/log4j2.properties',
+      '-cp',
+      '/cache/kafka-lib/*',
+      'kafka.Kafka',
+      '/s/server.properties',
+    ]);
+    expect(kafkaBrokerArgs(v3, '/s/server.properties', [])).toContain(
+      '-Dlog4j.configuration=file:/s/log4j.properties',
+    );
+  });
+
+  it('format storage with the static quorum in both versions (no --standalone, no --initial-controllers)', () => {
+    for (const jvm of [v3, v4]) {
+      const args = storageFormatArgs(jvm, 'cluster-id', '/s/server.properties');
+      expect(args).toEqual([
+        logConfigFlag(jvm.logging, jvm.logConfig),
+        '-cp',
+        '/cache/kafka-lib/*',
+        'kafka.tools.StorageTool',
+        'format',
+        '--ignore-formatted',
+        '-t',
+        'cluster-id',
+        '-c',
+        '/s/server.properties',
+      ]);
+    }
+  });
+
+  it('run a tool as its main class with the arguments after it', () => {
+    expect(kafkaToolJvmArgs(v4, 'org.apache.kafka.tools.ConsoleProducer', ['--topic', 't'])).toEqual([
+      '-Dlog4j2.configurationFile=file:/s/log4j2.properties',
+      '-cp',
+      '/cache/kafka-lib/*',
+      'org.apache.kafka.tools.ConsoleProducer',
+      '--topic',
+      't',
+    ]);
+  });
+
+  it('write a server.properties that a 4.x broker accepts as it is: nothing from ZooKeeper', () => {
+    const props = kafkaServerProperties({ port: 1, controllerPort: 2, dataDir: '/d' });
+    expect(Object.keys(props).some((key) => key.startsWith('zookeeper.'))).toBe(false);
   });
 });
 

@@ -1,12 +1,16 @@
 // `hookledger stack`: a local Kafka broker and schema registry for development, tests and CI.
 import { type Logger, pino } from 'pino';
 import {
+  DEFAULT_KAFKA_VERSION,
   defaultStateDir,
   ensureArtifacts,
+  KAFKA_RELEASES,
   KAFKA_TOOLS,
+  kafkaRelease,
   readStackRecord,
   renderStackEnv,
   requireJava,
+  requireKafkaRelease,
   restartKafkaIn,
   runKafkaTool,
   StackError,
@@ -16,6 +20,10 @@ import {
   stopStackIn,
 } from '../../stack/index.js';
 import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+
+const VERSIONS = KAFKA_RELEASES.map((release) => release.version).join(', ');
+
+const VERSION_HELP = `HOOKLEDGER_KAFKA_VERSION picks the broker: ${VERSIONS} (default ${DEFAULT_KAFKA_VERSION}; \`4.1\` means the 4.1.x listed).`;
 
 const STATE_DIR_HELP =
   '  --state-dir <dir>   where config, data, pids and logs live (default: $HOOKLEDGER_STATE_DIR or ./.hookledger/stack)';
@@ -29,6 +37,7 @@ const HELP: Record<string, string> = {
     'KAFKA_BROKERS + SCHEMA_REGISTRY_URL if set (nothing to start); Docker if an engine answers and',
     'HOOKLEDGER_STACK is not `local`; else local JVMs (Java 17+, artifacts from Maven Central, cached in',
     '$HOOKLEDGER_CACHE_DIR or ~/.cache/hookledger).',
+    VERSION_HELP,
     '',
     STATE_DIR_HELP,
   ].join('\n'),
@@ -50,7 +59,8 @@ const HELP: Record<string, string> = {
   restart: [
     'usage: hookledger stack restart kafka [--state-dir <dir>]',
     '',
-    'Stops the broker and starts it again on the same port with the same data (the registry stays up).',
+    'Stops the broker and starts it again on the same port with the same data (the registry stays up),',
+    'in the Kafka version it was started with.',
     '',
     STATE_DIR_HELP,
   ].join('\n'),
@@ -58,13 +68,15 @@ const HELP: Record<string, string> = {
     'usage: hookledger stack fetch',
     '',
     'Downloads Kafka and Apicurio Registry from Maven Central through Maven and caches them',
-    '($HOOKLEDGER_CACHE_DIR or ~/.cache/hookledger); nothing runs. Prints the cached paths.',
+    '($HOOKLEDGER_CACHE_DIR or ~/.cache/hookledger), once per Kafka version; nothing runs. Prints the',
+    `cached paths. ${VERSION_HELP}`,
   ].join('\n'),
   'kafka-tool': [
     'usage: hookledger stack kafka-tool <tool> [args…]',
     '',
     "Runs one of Kafka's CLI tools from the cached jars. Without --bootstrap-server it gets the running",
-    "stack's brokers ($KAFKA_BROKERS, else ./.hookledger/stack or $HOOKLEDGER_STATE_DIR).",
+    "stack's brokers ($KAFKA_BROKERS, else ./.hookledger/stack or $HOOKLEDGER_STATE_DIR). The jars are",
+    "HOOKLEDGER_KAFKA_VERSION's if set, else the running stack's version, else the default.",
     '',
     `tools: ${Object.keys(KAFKA_TOOLS).join(', ')}`,
     'example: hookledger stack kafka-tool console-consumer --topic webhooks.raw --from-beginning',
@@ -75,8 +87,9 @@ const HELP: Record<string, string> = {
 const help = [
   'usage: hookledger stack <subcommand> [options]',
   '',
-  'A local Kafka (3.9, KRaft, one node) and Apicurio schema registry (Confluent API, schemas stored in',
-  'that Kafka) for development and tests.',
+  `A local Kafka (${DEFAULT_KAFKA_VERSION} by default, KRaft, one node) and Apicurio schema registry (Confluent`,
+  'API, schemas stored in that Kafka) for development and tests.',
+  VERSION_HELP,
   '',
   'subcommands:',
   '  up                       start in the background; prints KAFKA_BROKERS=… and SCHEMA_REGISTRY_URL=…',
@@ -174,7 +187,7 @@ async function status(args: string[]): Promise<number> {
   }
   const { record } = current;
   console.log(
-    `${record.kind} stack${record.detached ? '' : ` owned by process ${record.ownerPid}`}, started ${record.startedAt}, state ${stateDir}`,
+    `${record.kind} stack (Kafka ${record.kafkaVersion ?? DEFAULT_KAFKA_VERSION})${record.detached ? '' : ` owned by process ${record.ownerPid}`}, started ${record.startedAt}, state ${stateDir}`,
   );
   for (const c of current.components) {
     const pid = record.kind === 'local' ? (c.pid !== undefined ? `pid ${c.pid} alive` : 'no live pid') : '';
@@ -208,6 +221,7 @@ async function fetch(args: string[]): Promise<number> {
   const started = Date.now();
   const artifacts = await ensureArtifacts({ logger: stderrLogger() });
   console.error(`hookledger: artifacts ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`kafka     ${artifacts.kafka.version}`);
   console.log(`kafka-lib ${artifacts.kafkaLib}`);
   console.log(`registry  ${artifacts.registryJar}`);
   return 0;
@@ -220,9 +234,18 @@ async function kafkaTool(args: string[]): Promise<number> {
       `stack kafka-tool: ${tool ? `unknown tool "${tool}"` : 'name a tool'} (one of ${Object.keys(KAFKA_TOOLS).join(', ')})`,
     );
   }
-  const [artifacts, java] = await Promise.all([ensureArtifacts({ logger: stderrLogger() }), requireJava()]);
   const configured = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim());
-  const brokers = configured ?? readStackRecord(defaultStateDir())?.brokers;
+  const record = readStackRecord(defaultStateDir());
+  const brokers = configured ?? record?.brokers;
+  // The running stack's own tools unless a version is asked for: 3.9 has no 4.1 jars and the reverse.
+  const release =
+    process.env.HOOKLEDGER_KAFKA_VERSION?.trim() || !record?.kafkaVersion
+      ? kafkaRelease()
+      : requireKafkaRelease(record.kafkaVersion);
+  const [artifacts, java] = await Promise.all([
+    ensureArtifacts({ logger: stderrLogger(), release }),
+    requireJava(),
+  ]);
   return runKafkaTool({ tool, args: rest, artifacts, java: java.path, brokers });
 }
 
