@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError, loadConfig } from '../runtime/config.js';
 import { withAdmin } from '../runtime/kafka/admin.js';
-import { createKafka } from '../runtime/kafka/client.js';
 import type { KafkaSettings } from '../runtime/kafka/rdkafka.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { RAW_ENVELOPE_SCHEMA } from '../schemas/raw-envelope.js';
@@ -75,11 +74,9 @@ export async function startIngest({
   const deadlineMs = config.INGEST_DEADLINE_MS;
   const settings: KafkaSettings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-ingest', logger };
 
-  // A body under the limit must fit in a record (promise 2): refuse to start otherwise. This reads the
-  // topic's configuration, which librdkafka's Node binding cannot describe yet: kafkajs's admin does it.
+  // A body under the limit must fit in a record (promise 2): refuse to start otherwise.
   if (!skipTopicCheck) {
-    const kafka = createKafka({ ...settings, brokers: [...settings.brokers] });
-    await withAdmin(kafka, (admin) =>
+    await withAdmin(settings, (admin) =>
       assertRawTopicFitsBodyLimit(admin, { rawTopic, bodyLimit: config.INGEST_BODY_LIMIT }),
     );
   }

@@ -1,6 +1,5 @@
 // Policies on the raw topic: production durability (for `topics`) and the body limit (for ingest at start).
-import type { Admin } from 'kafkajs';
-import { describeTopics } from '../runtime/kafka/admin.js';
+import { type TopicAdmin, topicStates } from '../runtime/kafka/admin.js';
 import type { PlannedTopic } from '../runtime/kafka/ensure-topics.js';
 import type { TopicState } from '../runtime/kafka/topic-spec.js';
 import { envelopeMaxMessageBytes } from './topics.js';
@@ -71,10 +70,10 @@ export function rawDurabilityCheck({ rawTopic, local, warn }: RawDurabilityCheck
  * bytes plus the envelope. Throws a RawTopicError with one line saying what to do otherwise.
  */
 export async function assertRawTopicFitsBodyLimit(
-  admin: Admin,
+  admin: TopicAdmin,
   { rawTopic, bodyLimit }: { rawTopic: string; bodyLimit: number },
 ): Promise<void> {
-  const state = (await describeTopics(admin, [rawTopic])).get(rawTopic);
+  const state = (await topicStates(admin, [rawTopic])).get(rawTopic);
   if (!state) throw new RawTopicError(`topic "${rawTopic}" does not exist: run \`hookledger topics\` first`);
   const needed = envelopeMaxMessageBytes(bodyLimit);
   const found = Number(state.configs['max.message.bytes']);

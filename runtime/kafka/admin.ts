@@ -1,24 +1,97 @@
-// Admin-client helpers: a scoped admin connection, the cluster's size, and topics as they are found.
-import kafkajs, { type Admin, type Kafka } from 'kafkajs';
+// The admin port: the cluster operations hookledger needs (topics, their configs, brokers, watermarks),
+// what a topic looks like as found, and a scoped admin connection. Built on librdkafka in rdkafka-admin.ts.
+import type { Admin as KafkajsAdmin, Kafka as KafkajsClient } from 'kafkajs';
+import {
+  BrokersUnreachableError,
+  DescribeConfigsError,
+  UnsupportedSecurityError,
+} from './describe-configs.js';
+import { type AnyAdmin, asTopicAdmin, isKafkajsClient, withKafkajsAdmin } from './kafkajs-admin-bridge.js';
+import { KafkaError, type KafkaSettings } from './rdkafka.js';
+import { createTopicAdmin } from './rdkafka-admin.js';
 import type { TopicState } from './topic-spec.js';
 
-const { ConfigResourceTypes } = kafkajs;
+export interface BrokerNode {
+  id: number;
+  host: string;
+  port: number;
+}
+
+export interface PartitionDescription {
+  partition: number;
+  /** The leader's broker id, or -1 while the partition has none. */
+  leader: number;
+  replicas: number[];
+  isr: number[];
+}
+
+export interface TopicDescription {
+  name: string;
+  partitions: PartitionDescription[];
+}
+
+export interface NewTopic {
+  name: string;
+  partitions: number;
+  replicationFactor: number;
+  configs: Readonly<Record<string, string>>;
+}
+
+export interface PartitionWatermarks {
+  partition: number;
+  /** The first offset still in the log. */
+  low: number;
+  /** The offset the next record will get. */
+  high: number;
+}
+
+/** What hookledger asks of a cluster's admin API. Errors carry a numeric Kafka `code` where there is one. */
+export interface TopicAdmin {
+  /** Every topic's name, internal ones included. */
+  listTopics(): Promise<string[]>;
+  /** The named topics that exist, each with its partitions; topics that do not exist are left out. */
+  describeTopics(names: readonly string[]): Promise<TopicDescription[]>;
+  /**
+   * Asks the controller to create the topics with their configs. Resolves once it has, which is not yet
+   * once every broker knows them: wait for leaders with describeTopics (ensureTopics does). A topic that
+   * already exists is not an error (someone created it first): compare what is there instead.
+   */
+  createTopics(topics: readonly NewTopic[]): Promise<void>;
+  /** Deletes the topics; one that is already gone is not an error. */
+  deleteTopics(names: readonly string[]): Promise<void>;
+  /** Each topic's effective configuration (broker defaults included); throws naming any topic it cannot describe. */
+  topicConfigs(names: readonly string[]): Promise<Map<string, Record<string, string>>>;
+  /** The brokers the cluster has now. */
+  brokers(): Promise<BrokerNode[]>;
+  /** One broker's effective configuration. */
+  brokerConfigs(brokerId: number): Promise<Record<string, string>>;
+  /** Low and high watermarks of every partition of a topic, by partition. */
+  watermarks(topic: string): Promise<PartitionWatermarks[]>;
+}
 
 /** Connects an admin client, runs `use`, and disconnects whatever happened. */
-export async function withAdmin<T>(kafka: Kafka, use: (admin: Admin) => Promise<T>): Promise<T> {
-  const admin = kafka.admin();
-  await admin.connect();
+export function withAdmin<T>(settings: KafkaSettings, use: (admin: TopicAdmin) => Promise<T>): Promise<T>;
+/**
+ * @deprecated Transitional, for callers that still build a kafkajs client (kafkajs-admin-bridge.ts):
+ * hands `use` kafkajs's own admin, as before. Goes away with runtime/kafka/client.ts.
+ */
+export function withAdmin<T>(kafka: KafkajsClient, use: (admin: KafkajsAdmin) => Promise<T>): Promise<T>;
+export async function withAdmin<T>(
+  source: KafkaSettings | KafkajsClient,
+  use: ((admin: TopicAdmin) => Promise<T>) | ((admin: KafkajsAdmin) => Promise<T>),
+): Promise<T> {
+  if (isKafkajsClient(source)) return withKafkajsAdmin(source, use as (admin: KafkajsAdmin) => Promise<T>);
+  const admin = createTopicAdmin(source);
   try {
-    return await use(admin);
+    return await (use as (admin: TopicAdmin) => Promise<T>)(admin);
   } finally {
-    await admin.disconnect();
+    admin.close();
   }
 }
 
 /** How many brokers the cluster has now. */
-export async function brokerCount(admin: Admin): Promise<number> {
-  const { brokers } = await admin.describeCluster();
-  return brokers.length;
+export async function brokerCount(admin: TopicAdmin): Promise<number> {
+  return (await admin.brokers()).length;
 }
 
 /** The replication factor to create topics with unless told otherwise: `preferred`, or fewer on a small cluster. */
@@ -30,35 +103,39 @@ export function defaultReplicationFactor(brokers: number, preferred = 3): number
  * The named topics that exist, with their partition count, replication factor and effective
  * configuration (broker defaults included). Topics that do not exist are absent from the map.
  */
-export async function describeTopics(
-  admin: Admin,
+export async function topicStates(
+  admin: AnyAdmin,
   names: readonly string[],
 ): Promise<Map<string, TopicState>> {
-  const existing = new Set(await admin.listTopics());
-  const present = [...new Set(names)].filter((name) => existing.has(name));
+  const port = asTopicAdmin(admin);
+  const found = await port.describeTopics([...new Set(names)]);
   const states = new Map<string, TopicState>();
-  if (present.length === 0) return states;
-
-  const [{ topics }, { resources }] = await Promise.all([
-    admin.fetchTopicMetadata({ topics: present }),
-    admin.describeConfigs({
-      includeSynonyms: false,
-      resources: present.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })),
-    }),
-  ]);
-  const configsByTopic = new Map(
-    resources.map((resource) => [
-      resource.resourceName,
-      Object.fromEntries(resource.configEntries.map((entry) => [entry.configName, entry.configValue])),
-    ]),
-  );
-  for (const topic of topics) {
+  if (found.length === 0) return states;
+  const configs = await port.topicConfigs(found.map((t) => t.name));
+  for (const topic of found) {
     states.set(topic.name, {
       name: topic.name,
       partitions: topic.partitions.length,
       replicationFactor: Math.min(...topic.partitions.map((p) => p.replicas.length)),
-      configs: configsByTopic.get(topic.name) ?? {},
+      configs: configs.get(topic.name) ?? {},
     });
   }
   return states;
 }
+
+/**
+ * An error from the cluster or the way to it (unreachable, refused, timed out, a security protocol not
+ * spoken): what a command reports in one line with the brokers, rather than as a stack.
+ */
+export function isClusterError(error: unknown): boolean {
+  return (
+    error instanceof KafkaError ||
+    error instanceof DescribeConfigsError ||
+    error instanceof BrokersUnreachableError ||
+    error instanceof UnsupportedSecurityError ||
+    // kafkajs's, while callers still build kafkajs clients (kafkajs-admin-bridge.ts).
+    (error instanceof Error && error.name.startsWith('KafkaJS'))
+  );
+}
+
+export type { AnyAdmin } from './kafkajs-admin-bridge.js';

@@ -1,8 +1,9 @@
 // Creates missing topics and verifies existing ones against their specs, idempotently; never alters a topic.
-import type { Admin } from 'kafkajs';
 import type { Logger } from '../log.js';
 import { type RetryOptions, retry } from '../streams/retry.js';
-import { describeTopics } from './admin.js';
+import { type AnyAdmin, type NewTopic, type TopicAdmin, topicStates } from './admin.js';
+import { asTopicAdmin } from './kafkajs-admin-bridge.js';
+import { ERRORS } from './rdkafka.js';
 import {
   compareTopic,
   creationValue,
@@ -73,14 +74,15 @@ export interface EnsureTopicsOptions {
  * until every partition has a leader, looking again (and retrying) while the metadata lags behind.
  */
 export async function ensureTopics(
-  admin: Admin,
+  anyAdmin: AnyAdmin,
   specs: readonly TopicSpec[],
   { dryRun = false, check, logger, creationRetry }: EnsureTopicsOptions = {},
 ): Promise<EnsureTopicsResult> {
+  const admin = asTopicAdmin(anyAdmin);
   const names = specs.map((spec) => spec.name);
   if (new Set(names).size !== names.length) throw new Error(`duplicate topic names in ${names.join(', ')}`);
 
-  const found = await describeTopics(admin, names);
+  const found = await topicStates(admin, names);
   const planned: PlannedTopic[] = specs.map((spec) => {
     const state = found.get(spec.name);
     return state ? { spec, action: 'verify', state } : { spec, action: 'create', state: stateFromSpec(spec) };
@@ -96,9 +98,14 @@ export async function ensureTopics(
     logger?.info({ topics: missing.map((s) => s.name) }, 'creating topics');
     await createWithLeaders(admin, missing, { logger, ...creationRetry });
     // Someone may have created one of them concurrently with other settings: verify what is there now.
-    const created = await describeTopics(
-      admin,
-      missing.map((spec) => spec.name),
+    // The broker asked for configs may not know a topic the metadata already shows: ask again then.
+    const created = await retry(
+      () =>
+        topicStates(
+          admin,
+          missing.map((spec) => spec.name),
+        ),
+      { retries: 5, initialDelayMs: 250, maxDelayMs: 4_000, ...creationRetry, isRetriable: isMetadataLag },
     );
     const late = missing.flatMap((spec) => {
       const state = created.get(spec.name);
@@ -121,31 +128,32 @@ export async function ensureTopics(
   return { topics, changed: missing.length > 0 && !dryRun };
 }
 
-/** kafkajs error types that mean the cluster's metadata has not caught up with new topics yet. */
-const METADATA_LAG = new Set([
-  'UNKNOWN_TOPIC_OR_PARTITION',
-  'LEADER_NOT_AVAILABLE',
-  'NOT_LEADER_FOR_PARTITION',
+/**
+ * Kafka error codes that mean the cluster has not caught up with new topics yet. librdkafka's positive
+ * codes are the broker's, as are kafkajs's protocol errors' (still met through kafkajs-admin-bridge.ts).
+ */
+const METADATA_LAG = new Set<number>([
+  ERRORS.ERR_UNKNOWN_TOPIC_OR_PART,
+  ERRORS.ERR_LEADER_NOT_AVAILABLE,
+  ERRORS.ERR_NOT_LEADER_FOR_PARTITION,
+  // The controller did not finish within the operation timeout: the topic may or may not exist yet.
+  ERRORS.ERR_REQUEST_TIMED_OUT,
+  // librdkafka's own: its metadata does not know the topic yet, or its request timed out.
+  ERRORS.ERR__UNKNOWN_TOPIC,
+  ERRORS.ERR__TIMED_OUT,
 ]);
 
 /**
  * Whether an error met while creating topics only says that the cluster is still catching up with
- * them: kafkajs's createTopics (waitForLeaders) gives up on UNKNOWN_TOPIC_OR_PARTITION and times out
- * on LEADER_NOT_AVAILABLE when many partitions are new at once, and its own retries wrap the cause.
+ * them: a topic or leader the broker asked does not know yet (many new partitions at once make this
+ * likely), or a creation that did not finish within its timeout. The code may be on a cause.
  */
 export function isMetadataLag(error: unknown): boolean {
   let current = error;
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
     if (current instanceof TopicsNotReadyError) return true;
-    const { type, name, message, cause } = current as {
-      type?: unknown;
-      name?: unknown;
-      message?: unknown;
-      cause?: unknown;
-    };
-    if (typeof type === 'string' && METADATA_LAG.has(type)) return true;
-    if (name === 'KafkaJSTimeout' && typeof message === 'string' && message.includes('topic leaders'))
-      return true;
+    const { code, cause } = current as { code?: unknown; cause?: unknown };
+    if (typeof code === 'number' && METADATA_LAG.has(code)) return true;
     current = cause;
   }
   return false;
@@ -158,16 +166,15 @@ export function isMetadataLag(error: unknown): boolean {
  * back-off, a few times.
  */
 async function createWithLeaders(
-  admin: Admin,
+  admin: TopicAdmin,
   specs: readonly TopicSpec[],
   { logger, ...options }: { logger?: Logger | undefined } & NonNullable<EnsureTopicsOptions['creationRetry']>,
 ): Promise<void> {
   await retry(
     async (attempt) => {
       const absent = attempt === 0 ? specs : await absentOf(admin, specs);
-      // false means another process created them all first: the leader check covers that.
-      if (absent.length > 0)
-        await admin.createTopics({ waitForLeaders: true, topics: absent.map(creationRequest) });
+      // Topics another process created first are not an error: the leader check covers them.
+      if (absent.length > 0) await admin.createTopics(absent.map(newTopic));
       await expectLeaders(admin, specs);
     },
     {
@@ -182,31 +189,27 @@ async function createWithLeaders(
   );
 }
 
-function creationRequest(spec: TopicSpec) {
+function newTopic(spec: TopicSpec): NewTopic {
   return {
-    topic: spec.name,
-    numPartitions: spec.partitions,
+    name: spec.name,
+    partitions: spec.partitions,
     replicationFactor: spec.replicationFactor,
-    configEntries: Object.entries(spec.configs).map(([name, expectation]) => ({
-      name,
-      value: creationValue(expectation),
-    })),
+    configs: Object.fromEntries(
+      Object.entries(spec.configs).map(([name, expectation]) => [name, creationValue(expectation)]),
+    ),
   };
 }
 
-async function absentOf(admin: Admin, specs: readonly TopicSpec[]): Promise<TopicSpec[]> {
+async function absentOf(admin: TopicAdmin, specs: readonly TopicSpec[]): Promise<TopicSpec[]> {
   const existing = new Set(await admin.listTopics());
   return specs.filter((spec) => !existing.has(spec.name));
 }
 
 /** Throws TopicsNotReadyError naming every topic that is absent or has a partition without a leader. */
-async function expectLeaders(admin: Admin, specs: readonly TopicSpec[]): Promise<void> {
-  const absent = new Set((await absentOf(admin, specs)).map((spec) => spec.name));
-  const present = specs.map((spec) => spec.name).filter((name) => !absent.has(name));
-  const { topics } =
-    present.length > 0 ? await admin.fetchTopicMetadata({ topics: present }) : { topics: [] };
+async function expectLeaders(admin: TopicAdmin, specs: readonly TopicSpec[]): Promise<void> {
+  const found = await admin.describeTopics(specs.map((spec) => spec.name));
   const led = new Set(
-    topics
+    found
       .filter((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))
       .map((t) => t.name),
   );

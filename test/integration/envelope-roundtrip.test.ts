@@ -1,28 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafka } from '../../runtime/kafka/client.js';
+import type { TopicAdmin } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
+import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { createTopicAdmin } from '../../runtime/kafka/rdkafka-admin.js';
 import { createLogger } from '../../runtime/log.js';
 import { RAW_ENVELOPE_SCHEMA, type RawEnvelope } from '../../schemas/raw-envelope.js';
 import { loadSchema } from '../../schemas/schema-files.js';
 import { createSerde, type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
+import { produceAll, readFromStart, testSettings } from '../helpers/rdkafka-io.js';
 import { testStack } from '../helpers/stack.js';
 
-const { Partitioners } = kafkajs;
 const logger = createLogger({ level: 'warn', name: 'test' });
 const prefix = `t-${randomUUID().slice(0, 8)}.`;
 const rawTopic = topicNames(prefix).raw;
-let kafka: Kafka;
-let admin: Admin;
+let settings: KafkaSettings;
+let admin: TopicAdmin & { close(): void };
 let serde: Serde;
 
 beforeAll(async () => {
   const { brokers, registryUrl } = testStack();
-  kafka = createKafka({ brokers, clientId: 'roundtrip-test', logger });
-  admin = kafka.admin();
-  await admin.connect();
+  settings = { ...testSettings(brokers, 'roundtrip-test'), logger };
+  admin = createTopicAdmin(settings);
   serde = createSerde({ registryUrl });
   const catalog = topicCatalog({
     prefix,
@@ -49,8 +49,8 @@ async function deleteSubjects(registryUrl: string, startsWith: string[]): Promis
 
 afterAll(async () => {
   await deleteSubjects(testStack().registryUrl, [prefix]);
-  await admin.deleteTopics({ topics: [rawTopic] });
-  await admin.disconnect();
+  await admin.deleteTopics([rawTopic]);
+  admin.close();
 });
 
 const envelope: RawEnvelope = {
@@ -76,30 +76,14 @@ describe('the raw envelope through Kafka and the registry', () => {
     const schemaId = registered!.id;
     expect(await serde.latestSchemaId(`${rawTopic}-value`)).toBe(schemaId);
 
-    const producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    await producer.connect();
-    await producer.send({
-      topic: rawTopic,
-      acks: -1,
-      messages: [{ key: envelope.webhookId, value: await serde.encode(schemaId, envelope) }],
-    });
-    await producer.disconnect();
+    await produceAll(settings, rawTopic, [
+      { key: envelope.webhookId, value: await serde.encode(schemaId, envelope) },
+    ]);
+    const [message] = await readFromStart(settings, rawTopic, 1);
+    expect(message).toBeDefined();
 
-    const consumer = kafka.consumer({ groupId: `roundtrip-${randomUUID()}`, readUncommitted: false });
-    await consumer.connect();
-    await consumer.subscribe({ topic: rawTopic, fromBeginning: true });
-    const received = new Promise<{ key: Buffer | null; value: Buffer | null }>((resolve) => {
-      void consumer.run({ eachMessage: async ({ message }) => resolve(message) });
-    });
-    const message = await received;
-    await consumer.disconnect();
-
-    expect(message.key?.toString('utf8')).toBe(envelope.webhookId);
-    const value = message.value!;
+    expect(message!.key?.toString('utf8')).toBe(envelope.webhookId);
+    const value = message!.value!;
     // Confluent framing: magic byte 0, then the schema id as a big-endian int32.
     expect(value[0]).toBe(0);
     expect(value.readInt32BE(1)).toBe(schemaId);

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Admin, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../runtime/config.js';
-import { describeTopics } from '../../runtime/kafka/admin.js';
-import { createKafka } from '../../runtime/kafka/client.js';
+import { type TopicAdmin, topicStates } from '../../runtime/kafka/admin.js';
 import { ensureTopics, TopicConflictError } from '../../runtime/kafka/ensure-topics.js';
+import { createTopicAdmin } from '../../runtime/kafka/rdkafka-admin.js';
 import type { TopicSpec } from '../../runtime/kafka/topic-spec.js';
 import { createLogger } from '../../runtime/log.js';
 import {
@@ -18,8 +17,7 @@ import { setUpTopics } from '../../tools/cli/commands/topics.js';
 import { testStack } from '../helpers/stack.js';
 
 const logger = createLogger({ level: 'warn', name: 'test' });
-let kafka: Kafka;
-let admin: Admin;
+let admin: TopicAdmin & { close(): void };
 const prefixes: string[] = [];
 
 /** A fresh prefix per test, so runs and tests never share a topic. */
@@ -30,9 +28,7 @@ function freshPrefix(): string {
 }
 
 beforeAll(async () => {
-  kafka = createKafka({ brokers: testStack().brokers, clientId: 'topics-test', logger });
-  admin = kafka.admin();
-  await admin.connect();
+  admin = createTopicAdmin({ brokers: testStack().brokers, clientId: 'topics-test', logger });
 });
 
 /** Removes the test's subjects from the registry (soft, then permanent, as the Confluent API requires). */
@@ -48,8 +44,8 @@ async function deleteSubjects(registryUrl: string, startsWith: string[]): Promis
 afterAll(async () => {
   await deleteSubjects(testStack().registryUrl, prefixes);
   const ours = (await admin.listTopics()).filter((t) => prefixes.some((p) => t.startsWith(p)));
-  if (ours.length > 0) await admin.deleteTopics({ topics: ours });
-  await admin.disconnect();
+  await admin.deleteTopics(ours);
+  admin.close();
 });
 
 const spec = (name: string, overrides: Partial<TopicSpec> = {}): TopicSpec => ({
@@ -73,7 +69,7 @@ describe('ensureTopics against a real broker', () => {
       [`${p}a`, 'created', 3],
       [`${p}b`, 'created', 2],
     ]);
-    const found = await describeTopics(admin, [`${p}a`, `${p}b`]);
+    const found = await topicStates(admin, [`${p}a`, `${p}b`]);
     expect(found.get(`${p}a`)).toMatchObject({ partitions: 3, replicationFactor: 1 });
     expect(found.get(`${p}a`)!.configs).toMatchObject({
       'cleanup.policy': 'compact,delete',
@@ -87,7 +83,7 @@ describe('ensureTopics against a real broker', () => {
     const many = Array.from({ length: 20 }, (_, i) => spec(`${p}many-${i}`, { partitions: 4 }));
     const result = await ensureTopics(admin, many);
     expect(result.topics.map((t) => t.action)).toEqual(many.map(() => 'created'));
-    const { topics } = await admin.fetchTopicMetadata({ topics: many.map((s) => s.name) });
+    const topics = await admin.describeTopics(many.map((s) => s.name));
     expect(topics).toHaveLength(20);
     for (const topic of topics) {
       expect(topic.partitions).toHaveLength(4);
@@ -113,22 +109,15 @@ describe('ensureTopics against a real broker', () => {
     await expect(attempt).rejects.toMatchObject({
       conflicts: [{ topic: `${p}a`, setting: 'partitions', found: '3', expected: '6' }],
     });
-    expect((await describeTopics(admin, [`${p}a`, `${p}new`])).size).toBe(1);
-    expect((await describeTopics(admin, [`${p}a`])).get(`${p}a`)!.partitions).toBe(3);
+    expect((await topicStates(admin, [`${p}a`, `${p}new`])).size).toBe(1);
+    expect((await topicStates(admin, [`${p}a`])).get(`${p}a`)!.partitions).toBe(3);
   });
 
   it('stops on a conflicting setting with one line naming the topic, the setting, the found and the expected value', async () => {
     const p = freshPrefix();
-    await admin.createTopics({
-      topics: [
-        {
-          topic: `${p}a`,
-          numPartitions: 3,
-          replicationFactor: 1,
-          configEntries: [{ name: 'retention.ms', value: '1000' }],
-        },
-      ],
-    });
+    await admin.createTopics([
+      { name: `${p}a`, partitions: 3, replicationFactor: 1, configs: { 'retention.ms': '1000' } },
+    ]);
     const error = await ensureTopics(admin, [spec(`${p}a`)]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TopicConflictError);
     const { message } = error as TopicConflictError;
@@ -137,6 +126,45 @@ describe('ensureTopics against a real broker', () => {
     expect(message).toContain(
       `topic "${p}a" setting "cleanup.policy": found delete, expected compact,delete`,
     );
+  });
+});
+
+describe('DescribeConfigs against a real broker', () => {
+  it("reads a topic's own settings and the broker's defaults for the rest", async () => {
+    const p = freshPrefix();
+    await admin.createTopics([
+      { name: `${p}a`, partitions: 1, replicationFactor: 1, configs: { 'segment.ms': '3600000' } },
+    ]);
+    await ensureTopics(admin, [{ name: `${p}a`, partitions: 1, replicationFactor: 1, configs: {} }]);
+    const configs = (await admin.topicConfigs([`${p}a`])).get(`${p}a`)!;
+    expect(configs['segment.ms']).toBe('3600000');
+    // Not set on the topic: the broker's effective default is reported, as verification needs.
+    expect(configs['cleanup.policy']).toBe('delete');
+    expect(Number(configs['max.message.bytes'])).toBeGreaterThan(0);
+    expect(configs['unclean.leader.election.enable']).toBe('false');
+  });
+
+  it('names a topic that does not exist', async () => {
+    const p = freshPrefix();
+    await expect(admin.topicConfigs([`${p}missing`])).rejects.toThrow(
+      `cannot describe the configs of topic "${p}missing": UNKNOWN_TOPIC_OR_PARTITION`,
+    );
+  });
+
+  it("reads a broker's configuration from that broker, found in librdkafka's metadata", async () => {
+    const [broker] = await admin.brokers();
+    const configs = await admin.brokerConfigs(broker!.id);
+    expect(Number(configs['log.retention.hours'] ?? configs['log.retention.ms'])).toBeGreaterThan(0);
+    expect(configs['num.partitions']).toMatch(/^\d+$/);
+  });
+
+  it("gives a topic's watermarks by partition", async () => {
+    const p = freshPrefix();
+    await ensureTopics(admin, [spec(`${p}w`, { partitions: 2 })]);
+    expect(await admin.watermarks(`${p}w`)).toEqual([
+      { partition: 0, low: 0, high: 0 },
+      { partition: 1, low: 0, high: 0 },
+    ]);
   });
 });
 

@@ -1,7 +1,6 @@
 // The side-by-side topics of a replay: `<topic>.replay-<id>`, created with their live twins' settings.
-import type { Admin } from 'kafkajs';
 import type { Config } from '../../runtime/config.js';
-import { describeTopics } from '../../runtime/kafka/admin.js';
+import { type AnyAdmin, topicStates } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import type { TopicSpec } from '../../runtime/kafka/topic-spec.js';
 import type { Logger } from '../../runtime/log.js';
@@ -44,7 +43,7 @@ export class MissingLiveTopicError extends Error {
  * the copy keeps one decision per id, and goes away with the replay.
  */
 export async function replaySpecs(
-  admin: Admin,
+  admin: AnyAdmin,
   config: Config,
   id: string,
   liveTopics: readonly string[],
@@ -59,7 +58,7 @@ export async function replaySpecs(
       replicationFactor: 1,
     }).map((t) => [t.name, t]),
   );
-  const found = await describeTopics(admin, liveTopics);
+  const found = await topicStates(admin, liveTopics);
   return liveTopics.map((live) => {
     const spec = catalog.get(live);
     const state = found.get(live);
@@ -84,7 +83,7 @@ export async function replaySpecs(
 
 /** Creates (or verifies, on a resumed run) the replay topics and registers their value subjects. */
 export async function ensureReplayTopics(
-  admin: Admin,
+  admin: AnyAdmin,
   serde: Serde,
   specs: readonly (TopicSpec & { valueSchema: string | undefined })[],
   logger: Logger,

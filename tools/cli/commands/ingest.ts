@@ -1,5 +1,6 @@
 // `hookledger ingest`: the webhook receiver, configured by the environment (see README "Configuration").
 import { runIngest } from '../../../ingest/main.js';
+import { isClusterError } from '../../../runtime/kafka/admin.js';
 import { RawTopicError } from '../../../schemas/topic-checks.js';
 import { type Command, CommandFailed, parseOptions } from '../command.js';
 
@@ -20,9 +21,9 @@ export const command: Command = {
       return await runIngest();
     } catch (error) {
       if (error instanceof RawTopicError) throw new CommandFailed(error.message);
-      // kafkajs cannot reach the cluster for the start-up check: one line, not a stack.
-      if (error instanceof Error && error.name.startsWith('KafkaJS')) {
-        throw new CommandFailed(`cannot check the raw topic on KAFKA_BROKERS: ${error.message}`);
+      // The cluster cannot be reached (or refuses) for the start-up check: one line, not a stack.
+      if (isClusterError(error)) {
+        throw new CommandFailed(`cannot check the raw topic on KAFKA_BROKERS: ${(error as Error).message}`);
       }
       throw error;
     }

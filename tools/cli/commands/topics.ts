@@ -3,10 +3,10 @@ import { type Config, loadConfig } from '../../../runtime/config.js';
 import {
   brokerCount,
   defaultReplicationFactor,
-  describeTopics,
+  isClusterError,
+  topicStates,
   withAdmin,
 } from '../../../runtime/kafka/admin.js';
-import { createKafka } from '../../../runtime/kafka/client.js';
 import {
   type EnsureTopicsResult,
   ensureTopics,
@@ -75,13 +75,13 @@ export async function setUpTopics({
   warn,
 }: SetUpTopicsOptions): Promise<SetUpTopicsResult> {
   const names = topicNames(config.TOPIC_PREFIX);
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookledger-topics', logger });
-  const ensured = await withAdmin(kafka, async (admin) => {
+  const settings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-topics', logger };
+  const ensured = await withAdmin(settings, async (admin) => {
     const rf = replicationFactor ?? defaultReplicationFactor(await brokerCount(admin));
     const count =
       partitions ??
       config.TOPIC_PARTITIONS ??
-      (await describeTopics(admin, [names.raw])).get(names.raw)?.partitions ??
+      (await topicStates(admin, [names.raw])).get(names.raw)?.partitions ??
       DEFAULT_PARTITIONS;
     const specs = topicCatalog({
       prefix: config.TOPIC_PREFIX,
@@ -171,9 +171,8 @@ export const command: Command = {
       ) {
         throw new CommandFailed(error.message);
       }
-      const { name, message } = error as Error;
-      if (name.startsWith('KafkaJS'))
-        throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${message}`);
+      if (isClusterError(error))
+        throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${(error as Error).message}`);
       throw error;
     }
 
