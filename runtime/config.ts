@@ -1,4 +1,5 @@
 // The environment, validated once at start-up: a bad value stops the process with one line naming it.
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 
@@ -64,6 +65,16 @@ const environment = z.object({
   PROCESSOR_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
   /** Short, so a dead owner's open transaction blocks read_committed readers for seconds only. */
   PROCESSOR_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(900_000).default(10_000),
+  /**
+   * This process instance among the processors of one app: the transactional id and the consumer
+   * group's static member id are `<app>-<instance>`. Unique per live instance (two instances with one
+   * id fence each other); keep it across restarts, so a restarted instance gets its partitions back
+   * at once instead of after the session timeout. Defaults to the host name (a pod's name).
+   */
+  HOOKLEDGER_INSTANCE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'expected letters, digits, ".", "_" or "-"')
+    .default(hostname()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -40,6 +40,10 @@ export const DLQ_REASONS = [
   'record-invalid',
   /** Neither the record nor `query.variables` gives an id to key the event by. */
   'entity-id-missing',
+  /** The router itself threw on this delivery (a bug): dead-lettered by the stream kit, its partition goes on. */
+  'processor-error',
+  /** An output would exceed its topic's max.message.bytes. */
+  'output-too-large',
 ] as const;
 
 export type DlqReason = (typeof DLQ_REASONS)[number];
@@ -48,7 +52,13 @@ export type DlqReason = (typeof DLQ_REASONS)[number];
  * Where in the pipeline a delivery is given up: decoding the raw record into an envelope (poison.ts),
  * parsing the body's bytes, or reading the contract (route.ts).
  */
-export const DLQ_STAGES = ['dedupe-router.decode', 'dedupe-router.parse', 'dedupe-router.route'] as const;
+export const DLQ_STAGES = [
+  'dedupe-router.decode',
+  'dedupe-router.parse',
+  'dedupe-router.route',
+  /** The stream kit gave the record up (processor-error, output-too-large). */
+  'dedupe-router.process',
+] as const;
 
 export type DlqStage = (typeof DLQ_STAGES)[number];
 

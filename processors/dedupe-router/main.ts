@@ -1,5 +1,4 @@
 // Starts the dedupe-router stage: schema ids looked up once, then the topology on its consumer group.
-import { createKafka } from '../../runtime/kafka/client.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
 import { startStreamApp } from '../../runtime/streams/stream-runner.js';
@@ -11,7 +10,7 @@ import { dedupeTopology, ROUTER_OUTPUTS } from './topology.js';
 
 export const DEDUPE_ROUTER = 'dedupe-router';
 
-/** The consumer group of the live router; transactional ids are `<group>-<topic>-<partition>`. */
+/** The consumer group of the live router; its transactional id is `<group>-<instance id>`. */
 export function dedupeRouterAppId(prefix: string): string {
   return `${prefix}hookledger-dedupe-router`;
 }
@@ -20,7 +19,7 @@ export async function startDedupeRouter({
   config,
   logger,
   registry,
-  concurrency = 1,
+  instanceId = config.HOOKLEDGER_INSTANCE_ID,
 }: StageSettings): Promise<RunningStage> {
   const prefix = config.TOPIC_PREFIX;
   const names = topicNames(prefix);
@@ -44,21 +43,15 @@ export async function startDedupeRouter({
     windowMs: config.DEDUPE_WINDOW,
   });
   const metrics = createStreamMetrics({ app: DEDUPE_ROUTER, registry, events: dedupeMetricEvents(registry) });
-  const kafka = createKafka({
-    brokers: config.KAFKA_BROKERS,
-    clientId: 'hookledger-dedupe-router',
-    logger: log,
-  });
   const app = await startStreamApp({
-    kafka,
+    kafka: { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-dedupe-router', logger: log },
     topology,
     appId: dedupeRouterAppId(prefix),
-    guarantee: 'exactly-once',
+    instanceId,
     logger: log,
     instrument: metrics.instrument,
     transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
     sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
-    partitionsConsumedConcurrently: concurrency,
   });
   metrics.watch(app);
   return { name: DEDUPE_ROUTER, app, close: () => app.close() };

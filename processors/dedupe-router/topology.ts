@@ -3,9 +3,10 @@
 import type { SinkNode, Topology } from '../../runtime/streams/topology.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { type Serde, schemaIdOf } from '../../schemas/serde.js';
+import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
 import { DedupeProcessor } from './dedupe-processor.js';
 import { DEDUPE_STORE, DedupeStore } from './dedupe-store.js';
-import { isUndecodable, type RawInput } from './poison.js';
+import { isUndecodable, type RawInput, undecodableDeadLetter } from './poison.js';
 import type { RouteDecision, RouteTopic } from './route.js';
 
 /** Every topic the router writes besides its changelog, by logical name (route.ts's names). */
@@ -93,5 +94,36 @@ export function dedupeTopology({
       { name: DEDUPE_STORE, changelogTopic: () => changelogTopic, create: () => new DedupeStore(windowMs) },
     ],
     sinks,
+    // A delivery the router throws on (a bug) is dead-lettered and remembered as such, so a retry of
+    // it is a duplicate and a redrive after the fix processes it once; its partition goes on.
+    deadLetter: {
+      sink: 'webhooks.dlq',
+      build(record, failure, context) {
+        const reason: DlqReason = (DLQ_REASONS as readonly string[]).includes(failure.reason)
+          ? (failure.reason as DlqReason)
+          : 'processor-error';
+        const message = `${reason}: ${failure.message}`;
+        context.instrument('processor.dedupe.routed', { route: 'dead-lettered', reason });
+        const input = record.value;
+        if (!input.ok) {
+          const letter = undecodableDeadLetter(input, record.headers);
+          return {
+            key: input.key ?? `offset:${input.position}`,
+            value: { ...letter, reason, message, stage: 'dedupe-router.process' },
+          };
+        }
+        const { envelope } = input;
+        const store = context.getStore<DedupeStore>(DEDUPE_STORE);
+        store.put(
+          `${envelope.source}/${envelope.webhookId}`,
+          { kind: 'dead-lettered', seenAt: record.timestamp },
+          record.timestamp,
+        );
+        return {
+          key: envelope.webhookId,
+          value: buildDeadLetter(envelope, reason, message, 'dedupe-router.process'),
+        };
+      },
+    },
   };
 }

@@ -1,5 +1,4 @@
-// Starts the tables stage: schema ids looked up once, then the topology at-least-once on its group.
-import { createKafka } from '../../runtime/kafka/client.js';
+// Starts the tables stage: schema ids looked up once, then the topology exactly-once on its group.
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
 import { startStreamApp } from '../../runtime/streams/stream-runner.js';
@@ -18,7 +17,7 @@ export async function startTables({
   config,
   logger,
   registry,
-  concurrency = 1,
+  instanceId = config.HOOKLEDGER_INSTANCE_ID,
 }: StageSettings): Promise<RunningStage> {
   const prefix = config.TOPIC_PREFIX;
   const names = topicNames(prefix);
@@ -36,17 +35,15 @@ export async function startTables({
   }
   const topology = tablesTopology({ tables, serde, windowMs: config.DEDUPE_WINDOW });
   const metrics = createStreamMetrics({ app: TABLES, registry, events: tablesMetricEvents(registry) });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookledger-tables', logger: log });
   const app = await startStreamApp({
-    kafka,
+    kafka: { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-tables', logger: log },
     topology,
     appId: tablesAppId(prefix),
-    // Applying an event twice changes nothing (merge.ts), so no transactions here.
-    guarantee: 'at-least-once',
+    instanceId,
     logger: log,
     instrument: metrics.instrument,
+    transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
     sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
-    partitionsConsumedConcurrently: concurrency,
   });
   metrics.watch(app);
   return { name: TABLES, app, close: () => app.close() };

@@ -1,8 +1,8 @@
 // The tables stage's processor: merges each entity event into its key's state and writes the table
 // row when it changes (a tombstone when the entity is deleted).
 //
-// At-least-once is enough here: applyEvent is idempotent and order-independent (merge.ts), so an
-// event applied again after a crash, or by two owners during a rebalance, changes nothing.
+// applyEvent is idempotent and order-independent (merge.ts); the stage still runs exactly-once, since a
+// late write by an old owner could move a compacted row or the merge state backwards.
 import type { InputRecord, Processor, ProcessorContext } from '../../runtime/streams/processor.js';
 import { applyEvent, latestValue, type MergeEvent } from './merge.js';
 import { MERGE_STORE, type MergeStore } from './merge-store.js';

@@ -4,9 +4,13 @@
 import rdkafka, {
   type AdminClient as AdminClientType,
   type ConsumerGlobalConfig,
+  type ConsumerTopicConfig,
   type IAdminClient,
   type KafkaConsumer,
   type LibrdKafkaError,
+  type Metadata,
+  type MetadataOptions,
+  type OffsetSpec as OffsetSpecType,
   type Producer,
   type ProducerGlobalConfig,
   type ProducerTopicConfig,
@@ -19,12 +23,17 @@ const {
   Producer: RdProducer,
   AdminClient: RdAdmin,
   CODES,
+  OffsetSpec: RdOffsetSpec,
 } = rdkafka as unknown as {
   KafkaConsumer: typeof KafkaConsumer;
   Producer: typeof Producer;
   AdminClient: typeof AdminClientType;
   CODES: typeof rdkafka.CODES;
+  OffsetSpec: typeof OffsetSpecType;
 };
+
+/** Where listOffsets looks: OffsetSpec.EARLIEST, OffsetSpec.LATEST, or a timestamp. */
+export const OffsetSpec = RdOffsetSpec;
 
 export const ERRORS = CODES.ERRORS;
 
@@ -155,14 +164,21 @@ export function createProducer(
   return producer;
 }
 
-/** A consumer, not yet connected. */
+/**
+ * A consumer, not yet connected. `topicProperties` are librdkafka's topic-level settings, which the
+ * global ones do not set here: `auto.offset.reset` among them.
+ */
 export function createConsumer(
   settings: KafkaSettings,
   properties: ConsumerGlobalConfig,
   component = 'consumer',
+  topicProperties: ConsumerTopicConfig = {},
 ): KafkaConsumer {
   const log = settings.logger.child({ component });
-  const consumer = new RdConsumer({ ...common(settings, log), ...properties } as ConsumerGlobalConfig, {});
+  const consumer = new RdConsumer(
+    { ...common(settings, log), ...properties } as ConsumerGlobalConfig,
+    topicProperties,
+  );
   routeLogs(consumer, log);
   return consumer;
 }
@@ -192,10 +208,13 @@ export function disconnect(client: Producer | KafkaConsumer, timeoutMs = 5_000):
       return;
     }
     const timer = setTimeout(resolve, timeoutMs + 1_000);
-    (client as Producer).disconnect(timeoutMs, () => {
+    const done = () => {
       clearTimeout(timer);
       resolve();
-    });
+    };
+    // A producer's disconnect takes a flush timeout; a consumer's (Client's) takes only the callback.
+    if (typeof (client as Producer).produce === 'function') (client as Producer).disconnect(timeoutMs, done);
+    else (client as KafkaConsumer).disconnect(done);
   });
 }
 
@@ -215,3 +234,23 @@ export function call<T = void>(
     }
   });
 }
+
+/** The consumer methods the library has but its typings lack (lib/kafka-consumer.js). */
+export type RdConsumer = KafkaConsumer & {
+  incrementalAssign(assignments: { topic: string; partition: number; offset?: number }[]): void;
+  incrementalUnassign(assignments: { topic: string; partition: number }[]): void;
+  /** Inside a rebalance callback: whether the partitions were lost (not revoked in order). */
+  assignmentLost(): boolean;
+  rebalanceProtocol(): 'NONE' | 'EAGER' | 'COOPERATIVE';
+  /** consume(n): wait the timeout for the first message only, then take what is already fetched. */
+  setDefaultIsTimeoutOnlyForFirstMessage(only: boolean): void;
+};
+
+/** The admin client methods the library has but its typings lack (AdminClient inherits lib/client.js). */
+export type RdAdminClient = IAdminClient & {
+  /** A metadata request: the brokers, and the topics asked for (or known). */
+  getMetadata(
+    options: MetadataOptions,
+    callback: (error: LibrdKafkaError | null | undefined, metadata: Metadata) => void,
+  ): void;
+};

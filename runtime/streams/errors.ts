@@ -1,54 +1,40 @@
-// How the stream kit reads Kafka errors: "this partition was taken from us" versus everything else.
-
-/** Protocol error types that mean another producer with our transactional id took over. */
-const FENCED_TYPES = new Set([
-  'INVALID_PRODUCER_EPOCH',
-  'PRODUCER_FENCED',
-  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
-  'INVALID_PRODUCER_ID_MAPPING',
-]);
-
-function causes(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let e = error; e !== undefined && e !== null && chain.length < 10; ) {
-    chain.push(e);
-    e = (e as { cause?: unknown }).cause;
-  }
-  return chain;
-}
+// How the stream kit reads librdkafka errors: keep going, abort and retry, or stop the app.
+import { ERRORS, isFenced } from '../kafka/rdkafka.js';
 
 /**
- * The producer was fenced: a newer owner of the partition initialised the same transactional id.
- * Our state for that partition is stale; kafkajs may wrap the protocol error (retries exceeded).
+ * retriable: try the same call again. abortable: abort the transaction, rewind, retry after a
+ * back-off. fenced: another producer took our transactional id, or the broker aborted our transaction
+ * after its timeout (we were frozen): only a new producer may go on. fatal: stop the app.
  */
-export function isFencedError(error: unknown): boolean {
-  return causes(error).some((e) => {
-    const { type, message } = e as { type?: unknown; message?: unknown };
-    if (typeof type === 'string' && FENCED_TYPES.has(type)) return true;
-    return typeof message === 'string' && /fenced|producer epoch/i.test(message);
-  });
+export type ErrorKind = 'retriable' | 'abortable' | 'fenced' | 'fatal';
+
+const FATAL_CODES = new Set<number>([
+  ERRORS.ERR__FATAL,
+  ERRORS.ERR__AUTHENTICATION,
+  ERRORS.ERR_SASL_AUTHENTICATION_FAILED,
+  ERRORS.ERR_TOPIC_AUTHORIZATION_FAILED,
+  ERRORS.ERR_GROUP_AUTHORIZATION_FAILED,
+  ERRORS.ERR_CLUSTER_AUTHORIZATION_FAILED,
+  ERRORS.ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+  // Another live consumer runs with our group.instance.id: two instances were given the same id.
+  ERRORS.ERR_FENCED_INSTANCE_ID,
+]);
+
+export function classifyError(error: unknown): ErrorKind {
+  const e = error as
+    | { code?: unknown; fatal?: unknown; retriable?: unknown; abortable?: unknown }
+    | undefined;
+  const code = typeof e?.code === 'number' ? e.code : undefined;
+  if (code === ERRORS.ERR_FENCED_INSTANCE_ID) return 'fatal';
+  if (isFenced(error)) return 'fenced';
+  if (code !== undefined && FATAL_CODES.has(code)) return 'fatal';
+  if (e?.fatal === true) return 'fatal';
+  if (e?.abortable === true) return 'abortable';
+  if (e?.retriable === true) return 'retriable';
+  return 'abortable';
 }
 
-/** A consumer-group error that says the group is rebalancing: the batch's partition may be gone. */
-export function isRebalanceError(error: unknown): boolean {
-  return causes(error).some((e) => {
-    const { type } = e as { type?: unknown };
-    return (
-      type === 'REBALANCE_IN_PROGRESS' ||
-      type === 'NOT_COORDINATOR_FOR_GROUP' ||
-      type === 'ILLEGAL_GENERATION'
-    );
-  });
-}
-
-/** The partition was lost (fenced) while processing: drop its state and producer until reassigned. */
-export class PartitionLostError extends Error {
-  override name = 'PartitionLostError';
-  constructor(
-    readonly topic: string,
-    readonly partition: number,
-    options?: { cause?: unknown },
-  ) {
-    super(`partition ${topic}[${partition}] was taken over by another instance`, options);
-  }
+/** The app stops: the reason, for the one line the CLI prints. */
+export class StreamAppStoppedError extends Error {
+  override name = 'StreamAppStoppedError';
 }

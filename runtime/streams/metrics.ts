@@ -1,7 +1,6 @@
 // The stream kit's Prometheus series, fed by instrumentation events; apps add their own events' series.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { Instrument } from './partition-task.js';
-import type { StreamApp } from './stream-runner.js';
+import type { Instrument, StreamApp } from './stream-runner.js';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -34,6 +33,9 @@ export function createStreamMetrics({
     'stream.lag': ({ topic = '', partition = '' }, value) =>
       series.lag.set({ app, topic, partition }, value ?? 0),
     'stream.restore': ({ topic = '' }, value) => series.restoreSeconds.observe({ app, topic }, value ?? 0),
+    'stream.dead-letter': ({ reason = '' }) =>
+      series.failedRecords.inc({ app, reason, outcome: 'dead-lettered' }),
+    'stream.skipped': ({ reason = '' }) => series.failedRecords.inc({ app, reason, outcome: 'skipped' }),
     ...events,
   };
   return {
@@ -51,6 +53,7 @@ interface KitSeries {
   retries: Counter<'app'>;
   lag: Gauge<'app' | 'topic' | 'partition'>;
   restoreSeconds: Histogram<'app' | 'topic'>;
+  failedRecords: Counter<'app' | 'reason' | 'outcome'>;
   watched: Map<string, StreamApp>;
 }
 
@@ -85,7 +88,7 @@ function kitSeries(registry: Registry): KitSeries {
     }),
     retries: new Counter({
       name: 'hookledger_stream_batch_retries_total',
-      help: 'Batches aborted and tried again (not fencing: that drops the partition).',
+      help: 'Transactions aborted and tried again.',
       labelNames: ['app'] as const,
       registers,
     }),
@@ -102,16 +105,24 @@ function kitSeries(registry: Registry): KitSeries {
       buckets: SECONDS,
       registers,
     }),
+    failedRecords: new Counter({
+      name: 'hookledger_stream_failed_records_total',
+      help: 'Input records whose processing failed (processor-error, output-too-large): dead-lettered, or skipped when the app has no dead-letter sink.',
+      labelNames: ['app', 'reason', 'outcome'] as const,
+      registers,
+    }),
   };
   new Gauge({
     name: 'hookledger_stream_partitions',
-    help: 'Input partitions held, by state (opening, restoring, ready).',
+    help: 'Input partitions held, by state (assigned, restoring, running, …).',
     labelNames: ['app', 'status'] as const,
     registers,
     collect() {
       this.reset();
       for (const [app, streamApp] of watched) {
-        for (const task of streamApp.tasks()) this.inc({ app, status: task.status });
+        // RUNNING shows as `ready`, the series' name for it since before the state machine.
+        for (const task of streamApp.tasks())
+          this.inc({ app, status: task.status === 'running' ? 'ready' : task.status });
       }
     },
   });

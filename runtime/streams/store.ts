@@ -1,4 +1,4 @@
-// Changelog-backed state stores: writes are held per batch and become state only when the batch commits.
+// Changelog-backed state stores: writes are held per transaction and become state only when it commits.
 //
 // Kafka Streams wipes a task's state when an exactly-once transaction aborts; here a store keeps the
 // batch's writes in an overlay instead, so an aborted batch is forgotten without a restore and the
@@ -18,8 +18,15 @@ export interface StateStore {
   restore(record: ChangelogRecord): void;
   /** Called once the changelog partition was read to its end, with the restored stream time. */
   restored?(streamTime: number): void;
-  /** The changelog records written since the last commit or rollback, to go in the batch's transaction. */
+  /**
+   * The changelog records written since the last take, commit or rollback, to go in the transaction:
+   * one per key, its last value (as Kafka Streams' cache coalesces writes within a commit interval).
+   */
   takeChangelog(): ChangelogRecord[];
+  /** A record starts: what it writes can be undone alone (its processor threw, it is dead-lettered). */
+  beginRecord?(): void;
+  /** Forgets the writes of the record begun last, keeping the transaction's earlier writes. */
+  undoRecord?(): void;
   /** The batch committed: its writes become the store's state. */
   commit(): void;
   /** The batch was aborted: its writes are forgotten. */
@@ -76,7 +83,10 @@ interface Pending<V> {
 /** A key-value store whose every write is logged to its changelog in the batch's transaction. */
 export class ChangelogKeyValueStore<V> implements StateStore {
   #pending = new Map<string, Pending<V>>();
-  #log: ChangelogRecord[] = [];
+  /** The changelog records not taken yet, last write per key. */
+  #log = new Map<string, ChangelogRecord>();
+  /** What the current record's writes replaced (pending entry and log record), to undo it alone. */
+  #undo: { key: string; pending: Pending<V> | undefined; log: ChangelogRecord | undefined }[] = [];
 
   constructor(
     readonly name: string,
@@ -90,13 +100,33 @@ export class ChangelogKeyValueStore<V> implements StateStore {
   }
 
   put(key: string, value: V, timestamp: number): void {
-    this.#pending.set(key, { value, timestamp });
-    this.#log.push({ key, value: this.codec.encode(value), timestamp });
+    this.#write(key, { value, timestamp }, { key, value: this.codec.encode(value), timestamp });
   }
 
   delete(key: string, timestamp: number): void {
-    this.#pending.set(key, { value: undefined, timestamp });
-    this.#log.push({ key, value: null, timestamp });
+    this.#write(key, { value: undefined, timestamp }, { key, value: null, timestamp });
+  }
+
+  #write(key: string, pending: Pending<V>, record: ChangelogRecord): void {
+    this.#undo.push({ key, pending: this.#pending.get(key), log: this.#log.get(key) });
+    this.#pending.set(key, pending);
+    // Re-inserted so the map keeps the order of last writes.
+    this.#log.delete(key);
+    this.#log.set(key, record);
+  }
+
+  beginRecord(): void {
+    this.#undo = [];
+  }
+
+  undoRecord(): void {
+    for (const { key, pending, log } of this.#undo.reverse()) {
+      if (pending === undefined) this.#pending.delete(key);
+      else this.#pending.set(key, pending);
+      if (log === undefined) this.#log.delete(key);
+      else this.#log.set(key, log);
+    }
+    this.#undo = [];
   }
 
   restore({ key, value, timestamp }: ChangelogRecord): void {
@@ -105,8 +135,9 @@ export class ChangelogKeyValueStore<V> implements StateStore {
   }
 
   takeChangelog(): ChangelogRecord[] {
-    const log = this.#log;
-    this.#log = [];
+    const log = [...this.#log.values()];
+    this.#log.clear();
+    this.#undo = [];
     return log;
   }
 
@@ -116,12 +147,14 @@ export class ChangelogKeyValueStore<V> implements StateStore {
       else this.backing.set(key, value, timestamp);
     }
     this.#pending.clear();
-    this.#log = [];
+    this.#log.clear();
+    this.#undo = [];
   }
 
   rollback(): void {
     this.#pending.clear();
-    this.#log = [];
+    this.#log.clear();
+    this.#undo = [];
   }
 
   get size(): number {

@@ -1,6 +1,6 @@
 // A stream app as data (Kafka Streams' Topology): sources → one processor → sinks, with its stores.
 // One topology.ts per processor app builds it from topic names, so replay reuses it with other names.
-import type { Processor } from './processor.js';
+import type { InputRecord, Processor, ProcessorContext } from './processor.js';
 import type { StoreSpec } from './store.js';
 
 /** A Kafka message as the kit hands it to a deserializer. */
@@ -39,6 +39,20 @@ export interface Topology<V> {
   readonly processor: { readonly name: string; create(): Processor<V> };
   readonly stores: readonly StoreSpec[];
   readonly sinks: readonly SinkNode[];
+  /**
+   * Where a record goes when processing it fails (its processor threw, or an output is larger than
+   * its topic accepts): the sink, and the dead letter built from the record. `build` may write to the
+   * stores (e.g. remember the id so a retry is a duplicate), in the record's transaction. Without it
+   * such a record is logged, counted and skipped. Either way one record never stops its partition.
+   */
+  readonly deadLetter?: {
+    readonly sink: string;
+    build(
+      record: InputRecord<V>,
+      failure: { readonly reason: string; readonly message: string },
+      context: ProcessorContext,
+    ): { key: string; value: unknown };
+  };
 }
 
 /** Checks the topology's names once, at start, so a typo fails before any record is read. */
@@ -52,6 +66,8 @@ export function validateTopology<V>(topology: Topology<V>): Topology<V> {
   };
   names('sink', topology.sinks);
   names('store', topology.stores);
+  if (topology.deadLetter && !topology.sinks.some((s) => s.name === topology.deadLetter!.sink))
+    throw new Error(`topology ${topology.name}: no dead-letter sink named ${topology.deadLetter.sink}`);
   if (topology.sources.length === 0) throw new Error(`topology ${topology.name}: no source`);
   const topics = new Set(topology.sources.map((s) => s.topic));
   if (topics.size !== topology.sources.length)

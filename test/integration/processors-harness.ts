@@ -12,7 +12,7 @@ import { type Config, loadConfig } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import { createKafka } from '../../runtime/kafka/client.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
-import { restoreChangelog } from '../../runtime/streams/restore.js';
+import { readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { retry } from '../../runtime/streams/retry.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
@@ -149,13 +149,12 @@ export class ProcessorsHarness {
     const offsets = await admin.fetchTopicOffsets(topic);
     await admin.disconnect();
     const raw: { partition: number; key: string; value: Buffer | null; timestamp: number }[] = [];
-    await restoreChangelog({
-      kafka: this.kafka,
+    await readToEnd({
+      settings: { brokers: this.stack.brokers, clientId: 'it-reader', logger: quietLogger() },
       topic,
-      partitions: offsets.map((o) => o.partition),
-      onRecord: (partition, record) => raw.push({ partition, ...record }),
-      logger: quietLogger(),
-      groupIdPrefix: `${this.prefix}it-reader`,
+      partitions: offsets.map((o) => ({ partition: o.partition })),
+      onRecord: ({ partition, key, value, timestamp }) =>
+        raw.push({ partition, key: key?.toString('utf8') ?? '', value, timestamp }),
     });
     const out: ReadRecord<T>[] = [];
     for (const r of raw) {
@@ -207,7 +206,16 @@ export class ProcessorsHarness {
       [path.join(repoRoot, 'tools/cli/hookledger.js'), 'process', ...args],
       {
         cwd: repoRoot,
-        env: { ...process.env, ...this.environment({ LOG_LEVEL: 'info', ...extra }) },
+        // Each child is its own instance (transactional id, static member) unless the test names one
+        // (a restart as the same instance).
+        env: {
+          ...process.env,
+          ...this.environment({
+            LOG_LEVEL: 'info',
+            HOOKLEDGER_INSTANCE_ID: `it-${randomBytes(4).toString('hex')}`,
+            ...extra,
+          }),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

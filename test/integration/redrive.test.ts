@@ -12,7 +12,6 @@ import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.
 import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
 import { type RouteDecision, route } from '../../processors/dedupe-router/route.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
-import { createKafka } from '../../runtime/kafka/client.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { startStreamApp } from '../../runtime/streams/stream-runner.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -65,14 +64,10 @@ describe('hookledger redrive after a fix', () => {
       route: strict,
     });
     const app = await startStreamApp({
-      kafka: createKafka({
-        brokers: config.KAFKA_BROKERS,
-        clientId: 'it-router-before-fix',
-        logger: quietLogger(),
-      }),
+      kafka: { brokers: config.KAFKA_BROKERS, clientId: 'it-router-before-fix', logger: quietLogger() },
       topology,
       appId: dedupeRouterAppId(harness.prefix),
-      guarantee: 'exactly-once',
+      instanceId: config.HOOKLEDGER_INSTANCE_ID,
       logger: quietLogger(),
       sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
     });

@@ -8,7 +8,7 @@ import { startDedupeRouter } from '../../processors/dedupe-router/main.js';
 import { startTables } from '../../processors/tables/main.js';
 import { loadConfig } from '../../runtime/config.js';
 import { createKafka } from '../../runtime/kafka/client.js';
-import { restoreChangelog } from '../../runtime/streams/restore.js';
+import { readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { runPassThrough } from './process-passthrough.js';
 
 export type WorkerMode = 'passthrough' | 'router' | 'tables' | 'restore';
@@ -103,13 +103,12 @@ async function start(): Promise<void> {
       const before = cpuSeconds();
       const started = performance.now();
       let firstAt = 0;
-      const { durationMs } = await restoreChangelog({
-        kafka,
+      const { durationMs } = await readToEnd({
+        settings: { brokers: config.KAFKA_BROKERS, clientId: 'bench-restore', logger },
         topic: args.topic!,
-        partitions,
-        logger,
-        groupIdPrefix: `${prefix}bench-restore`,
-        onRecord: (partition, record) => {
+        partitions: partitions.map((partition) => ({ partition })),
+        onRecord: ({ partition, key, value, timestamp }) => {
+          const record = { key: key?.toString('utf8') ?? '', value, timestamp };
           if (firstAt === 0) firstAt = performance.now();
           const entry = stores.get(partition)!;
           entry.store.restore(record);

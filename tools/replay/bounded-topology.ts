@@ -37,38 +37,38 @@ function merge(into: StageCounts, from: StageCounts): void {
 }
 
 /**
- * Counts per batch attempt and keeps them only once the kit reports the batch committed
- * (`stream.batch`). Needs one batch in flight at a time (the replay runs with concurrency 1): an
- * attempt that never committed (retried, or its partition lost) is recognised when its partition's
- * records come again from an offset it already counted, or when `stream.batch.retry` is reported.
+ * Counts per transaction attempt and keeps them only once the kit reports it committed
+ * (`stream.batch`). A transaction may hold several partitions' records; an attempt that never
+ * committed is recognised when `stream.batch.retry` is reported (an abort), or when a partition's
+ * records come again from an offset it already counted (a rewind).
  */
 export class CommittedCounter {
   readonly total = emptyCounts();
-  #pending = emptyCounts();
-  #at: { key: string; offset: bigint } | undefined;
+  #pending = new Map<string, { counts: StageCounts; offset: bigint }>();
 
   /** Called with every record before it is processed or skipped. */
   record(topic: string, partition: number, offset: string): StageCounts {
     const key = `${topic}\u0000${partition}`;
     const at = BigInt(offset);
-    // Another partition's batch while ours is pending, or our offsets again: the attempt did not commit.
-    if (this.#at !== undefined && (this.#at.key !== key || at <= this.#at.offset)) this.discard();
-    this.#at = { key, offset: at };
-    return this.#pending;
+    const found = this.#pending.get(key);
+    // Our offsets again: the attempt did not commit.
+    if (found !== undefined && at <= found.offset) this.discard();
+    const entry = this.#pending.get(key) ?? { counts: emptyCounts(), offset: at };
+    entry.offset = at;
+    this.#pending.set(key, entry);
+    return entry.counts;
   }
 
   /** The kit's instrumentation of the app: commits or discards the pending attempt. */
   instrument(event: string): void {
     if (event === 'stream.batch') {
-      merge(this.total, this.#pending);
-      this.#pending = emptyCounts();
-      this.#at = undefined;
+      for (const { counts } of this.#pending.values()) merge(this.total, counts);
+      this.#pending.clear();
     } else if (event === 'stream.batch.retry') this.discard();
   }
 
   discard(): void {
-    this.#pending = emptyCounts();
-    this.#at = undefined;
+    this.#pending.clear();
   }
 }
 
@@ -106,6 +106,7 @@ export function boundedTopology<V>({
       name: topology.processor.name,
       create: () => new CountingProcessor(topology.processor.create(), counter, sinkTopics),
     },
+    deadLetter: boundedDeadLetter(topology.deadLetter),
   };
 }
 
@@ -160,4 +161,17 @@ class CountingProcessor<V> implements Processor<Bounded<V>> {
   close(): void {
     this.inner.close?.();
   }
+}
+
+/** The topology's dead-letter hook on the bounded records (a skipped record never fails: nothing runs it). */
+function boundedDeadLetter<V>(hook: Topology<V>['deadLetter']): Topology<Bounded<V>>['deadLetter'] {
+  if (hook === undefined) return undefined;
+  return {
+    sink: hook.sink,
+    build(record, failure, context) {
+      const bounded = record.value;
+      if (bounded.skip !== false) throw new TypeError(`a skipped record (${bounded.skip}) failed`);
+      return hook.build({ ...record, value: bounded.value }, failure, context);
+    },
+  };
 }

@@ -1,6 +1,6 @@
 // `hookledger replay`: webhooks.raw (a range of it) through the live topologies with fresh state into
 // side-by-side topics, until every partition reaches its end bound. Never writes a live topic.
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import type { RawInput } from '../../processors/dedupe-router/poison.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
 import { tablesTopology } from '../../processors/tables/topology.js';
@@ -216,7 +216,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
             ? undefined
             : (input: RawInput) =>
                 input.ok && input.envelope.trigger !== null && triggers.includes(input.envelope.trigger);
-        const app = await startPart(kafka, config, log, routerApp, 'exactly-once', {
+        const app = await startPart(config, log, routerApp, {
           ...fetch,
           topology,
           endOf: (_topic, partition) => end.get(partition),
@@ -244,7 +244,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
         }
         const tables = await tablesTopologyFor(serde, config, id, stage, schemaIds);
         const counter = new CommittedCounter();
-        const app = await startPart(kafka, config, log, tablesApp, 'at-least-once', {
+        const app = await startPart(config, log, tablesApp, {
           ...fetch,
           topology: tables,
           endOf: (topic, partition) => ranges.get(topic)?.find((r) => r.partition === partition)?.end,
@@ -297,11 +297,9 @@ async function tablesTopologyFor(
 }
 
 async function startPart<V>(
-  kafka: Kafka,
   config: Config,
   logger: Logger,
   appId: string,
-  guarantee: 'exactly-once' | 'at-least-once',
   bounded: {
     topology: Topology<V>;
     endOf: (topic: string, partition: number) => bigint | undefined;
@@ -311,16 +309,14 @@ async function startPart<V>(
   },
 ): Promise<StreamApp> {
   return startStreamApp({
-    kafka,
+    kafka: { brokers: config.KAFKA_BROKERS, clientId: appId, logger },
     topology: boundedTopology(bounded),
     appId,
-    guarantee,
+    instanceId: config.HOOKLEDGER_INSTANCE_ID,
     logger,
     instrument: (event) => bounded.counter.instrument(event),
     transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
     sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
-    // One batch at a time: the counts of a batch are kept when the kit reports it committed.
-    partitionsConsumedConcurrently: 1,
     ...(bounded.maxBytesPerPartition === undefined
       ? {}
       : { maxBytesPerPartition: bounded.maxBytesPerPartition }),

@@ -95,10 +95,16 @@ describe('a replay stage’s bounded topology', () => {
     counter.instrument('stream.batch');
     await feed(2, 0, 'c');
     expect(counter.total.read).toBe(2);
-    // An uncommitted attempt of another partition is dropped when the next batch begins.
+    // One transaction holds several partitions' records: all count once it commits…
     await feed(1, 12, 'd');
     counter.instrument('stream.batch');
-    expect(counter.total.read).toBe(3);
+    expect(counter.total.read).toBe(4);
+    // …and none when it aborts.
+    await feed(2, 1, 'e');
+    await feed(1, 13, 'f');
+    counter.instrument('stream.batch.retry');
+    counter.instrument('stream.batch');
+    expect(counter.total.read).toBe(4);
   });
 });
 

@@ -1,15 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { isFencedError } from '../../../runtime/streams/errors.js';
+import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import { classifyError } from '../../../runtime/streams/errors.js';
 
-describe('reading Kafka errors', () => {
-  it('tells a fenced producer from other failures, however kafkajs wraps it', () => {
-    const epoch = Object.assign(new Error('Producer attempted an operation with an old epoch'), {
-      type: 'INVALID_PRODUCER_EPOCH',
-    });
-    expect(isFencedError(epoch)).toBe(true);
-    expect(isFencedError(new Error('retries exceeded', { cause: epoch }))).toBe(true);
-    expect(isFencedError(Object.assign(new Error('x'), { type: 'PRODUCER_FENCED' }))).toBe(true);
-    expect(isFencedError(Object.assign(new Error('timeout'), { type: 'REQUEST_TIMED_OUT' }))).toBe(false);
-    expect(isFencedError(new Error('Connection closed'))).toBe(false);
+const rd = (
+  code: number,
+  flags: { isFatal?: boolean; isRetriable?: boolean; isTxnRequiresAbort?: boolean } = {},
+) => new KafkaError(Object.assign(new Error(`code ${code}`), { code, ...flags }));
+
+describe('reading librdkafka errors in the stream kit', () => {
+  it('tells a fenced producer from an instance id given twice, which stops the app', () => {
+    expect(classifyError(rd(ERRORS.ERR__FENCED))).toBe('fenced');
+    expect(classifyError(rd(ERRORS.ERR_PRODUCER_FENCED))).toBe('fenced');
+    expect(classifyError(rd(ERRORS.ERR_INVALID_PRODUCER_EPOCH))).toBe('fenced');
+    expect(classifyError(rd(ERRORS.ERR_FENCED_INSTANCE_ID))).toBe('fatal');
+  });
+
+  it('stops on fatal and authentication errors, aborts on abortable ones, retries retriable ones', () => {
+    expect(classifyError(rd(ERRORS.ERR__FATAL))).toBe('fatal');
+    expect(classifyError(rd(ERRORS.ERR_SASL_AUTHENTICATION_FAILED))).toBe('fatal');
+    expect(classifyError(rd(ERRORS.ERR__STATE, { isFatal: true }))).toBe('fatal');
+    expect(classifyError(rd(ERRORS.ERR_ILLEGAL_GENERATION, { isTxnRequiresAbort: true }))).toBe('abortable');
+    expect(classifyError(rd(ERRORS.ERR__TIMED_OUT, { isRetriable: true }))).toBe('retriable');
+    expect(classifyError(new Error('registry down'))).toBe('abortable');
   });
 });

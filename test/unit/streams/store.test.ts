@@ -48,3 +48,30 @@ describe('a changelog-backed key-value store', () => {
     expect(s.takeChangelog()).toEqual([]);
   });
 });
+
+describe('a changelog-backed store within one transaction', () => {
+  it('coalesces writes to the last value per key', () => {
+    const s = store();
+    s.put('a', 1, 10);
+    s.put('b', 2, 11);
+    s.put('a', 3, 12);
+    s.delete('b', 13);
+    expect(s.takeChangelog()).toEqual([
+      { key: 'a', value: Buffer.from('3'), timestamp: 12 },
+      { key: 'b', value: null, timestamp: 13 },
+    ]);
+  });
+
+  it('undoes one record’s writes and keeps the earlier records’ writes', () => {
+    const s = store();
+    s.beginRecord();
+    s.put('a', 1, 10);
+    s.beginRecord();
+    s.put('a', 2, 11);
+    s.put('b', 5, 11);
+    s.undoRecord();
+    expect(s.get('a')).toBe(1);
+    expect(s.get('b')).toBeUndefined();
+    expect(s.takeChangelog()).toEqual([{ key: 'a', value: Buffer.from('1'), timestamp: 10 }]);
+  });
+});

@@ -1,0 +1,182 @@
+// Reads partitions of a topic read_committed from a start offset to the end they had when the read
+// began, with a group-less consumer (manual assign, nothing committed): changelog restore, replay
+// and redrive read through here.
+//
+// The end is the fetch POSITION reaching the high watermark taken at start, not "saw offset end-1":
+// the last offset may be a transaction marker, which a read_committed reader never receives as a
+// message (librdkafka moves the position past control records, and past aborted records it skips).
+import type { KafkaConsumer, Message } from '@confluentinc/kafka-javascript';
+import { call, connect, createConsumer, disconnect, type KafkaSettings, type RdConsumer } from './rdkafka.js';
+
+/** librdkafka's logical offset for "the partition's first offset". */
+const OFFSET_BEGINNING = -2;
+
+export interface ReadRecord {
+  readonly partition: number;
+  readonly offset: bigint;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly timestamp: number;
+  readonly headers: Readonly<Record<string, Buffer>>;
+}
+
+export interface ReadToEndOptions {
+  settings: KafkaSettings;
+  topic: string;
+  /**
+   * The partitions to read, each from `from`: an offset, `'end'` (only what is written from now on,
+   * for `follow`), or its first offset when absent.
+   */
+  partitions: readonly { partition: number; from?: bigint | 'end' }[];
+  /**
+   * Called for every committed record below the end, in offset order per partition. When it returns a
+   * promise, the next record waits for it (decoding through a registry); restore's stays synchronous.
+   */
+  onRecord: ((record: ReadRecord) => void) | ((record: ReadRecord) => Promise<void>);
+  /**
+   * Keep reading past the end taken at the start, until the signal (`hookledger tail --follow`); the
+   * stall timeout does not apply, since a quiet topic is no fault then.
+   */
+  follow?: boolean;
+  /** Stops the read (a revoked partition's restore): the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Gives up after this long without progress (the broker is gone): the caller retries. */
+  stallTimeoutMs?: number;
+  /** Waits for a batch's first record this long; a read ends within this of reaching its end. */
+  pollTimeoutMs?: number;
+  component?: string;
+}
+
+export interface ReadToEndResult {
+  /** Records handed to onRecord, per partition. */
+  records: Map<number, number>;
+  /** The exclusive end offset read to, per partition. */
+  ends: Map<number, bigint>;
+  durationMs: number;
+}
+
+export class ReadStalledError extends Error {
+  override name = 'ReadStalledError';
+}
+
+function headersOf(message: Message): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const header of message.headers ?? []) {
+    for (const [name, value] of Object.entries(header)) {
+      out[name] = Buffer.isBuffer(value) ? value : Buffer.from(String(value));
+    }
+  }
+  return out;
+}
+
+function consume(consumer: KafkaConsumer, max: number): Promise<Message[]> {
+  return call<Message[]>('consume', (cb) => consumer.consume(max, cb as never));
+}
+
+export async function readToEnd({
+  settings,
+  topic,
+  partitions,
+  onRecord,
+  follow = false,
+  signal,
+  stallTimeoutMs = 60_000,
+  pollTimeoutMs = 100,
+  component = 'read-to-end',
+}: ReadToEndOptions): Promise<ReadToEndResult> {
+  const started = Date.now();
+  const records = new Map<number, number>(partitions.map(({ partition }) => [partition, 0]));
+  const ends = new Map<number, bigint>();
+  signal?.throwIfAborted();
+  const consumer = createConsumer(
+    settings,
+    {
+      // The library insists on a group.id, but this reader only assigns (never subscribes) and never
+      // commits: it joins no group, so it can neither disturb the processors' group nor leave groups behind.
+      'group.id': 'hookledger-read-to-end',
+      'enable.auto.commit': false,
+      'enable.auto.offset.store': false,
+      'isolation.level': 'read_committed',
+      'enable.partition.eof': true,
+      'fetch.wait.max.ms': 100,
+    } as never,
+    component,
+    // A start offset already deleted (retention, compaction) reads from the first one still there.
+    { 'auto.offset.reset': 'earliest' },
+  );
+  consumer.setDefaultConsumeTimeout(pollTimeoutMs);
+  (consumer as RdConsumer).setDefaultIsTimeoutOnlyForFirstMessage(true);
+  /** Partitions still below their end. */
+  const open = new Map<number, bigint>();
+  let lastProgress = Date.now();
+  const reached = (partition: number, position: bigint) => {
+    const end = open.get(partition);
+    if (end !== undefined && position >= end) open.delete(partition);
+  };
+  consumer.on('partition.eof', ({ partition, offset }) => reached(partition, BigInt(offset)));
+  try {
+    await connect(consumer);
+    const assignment: { topic: string; partition: number; offset: number }[] = [];
+    for (const { partition, from } of partitions) {
+      const { lowOffset, highOffset } = await call<{ lowOffset: number; highOffset: number }>(
+        `watermarks of ${topic}[${partition}]`,
+        (cb) => consumer.queryWatermarkOffsets(topic, partition, 10_000, cb as never),
+      );
+      const low = BigInt(lowOffset);
+      const high = BigInt(highOffset);
+      ends.set(partition, high);
+      const start = from === 'end' ? high : from === undefined || from < low ? low : from;
+      // Nothing to read (empty, or already at the end): no fetch at all, unless following.
+      if (start >= high && !follow) continue;
+      if (start < high) open.set(partition, high);
+      assignment.push({ topic, partition, offset: from === undefined ? OFFSET_BEGINNING : Number(start) });
+    }
+    if (assignment.length === 0) return { records, ends, durationMs: Date.now() - started };
+    consumer.assign(assignment);
+    while (follow || open.size > 0) {
+      signal?.throwIfAborted();
+      const batch = await consume(consumer, 2_000);
+      for (const message of batch) {
+        // `ends`, not `open`: a batch's partition.eof events fire before its messages are handed over.
+        const end = ends.get(message.partition);
+        if (end === undefined || message.topic !== topic) continue;
+        const offset = BigInt(message.offset);
+        lastProgress = Date.now();
+        // Nothing at or past the end belongs to this read, unless following.
+        if (follow || offset < end) {
+          const pending = onRecord({
+            partition: message.partition,
+            offset,
+            key: message.key === undefined || message.key === null ? null : Buffer.from(message.key),
+            value: message.value ?? null,
+            timestamp: message.timestamp ?? 0,
+            headers: headersOf(message),
+          });
+          // A synchronous callback costs no microtask per record (restore reads millions).
+          if (pending instanceof Promise) await pending;
+          records.set(message.partition, (records.get(message.partition) ?? 0) + 1);
+        }
+        reached(message.partition, offset + 1n);
+      }
+      if (follow) continue;
+      if (open.size === 0) break;
+      for (const { partition, offset } of consumer.position(
+        [...open.keys()].map((partition) => ({ topic, partition })),
+      )) {
+        if (offset !== undefined && offset >= 0) {
+          const before = open.size;
+          reached(partition, BigInt(offset));
+          if (open.size !== before) lastProgress = Date.now();
+        }
+      }
+      if (Date.now() - lastProgress > stallTimeoutMs) {
+        throw new ReadStalledError(
+          `reading ${topic} made no progress for ${stallTimeoutMs} ms (partitions ${[...open.keys()].join(', ')} below their end)`,
+        );
+      }
+    }
+    return { records, ends, durationMs: Date.now() - started };
+  } finally {
+    await disconnect(consumer);
+  }
+}

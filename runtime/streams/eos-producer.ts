@@ -1,0 +1,172 @@
+// The one transactional producer of a stream app instance (KIP-447): `transactional.id` =
+// `<appId>-<instanceId>`, its transactions begun lazily, offsets sent with the consumer's group
+// metadata so a zombie's commit is refused by the group coordinator.
+import type { KafkaConsumer, MessageHeader, Producer } from '@confluentinc/kafka-javascript';
+import {
+  call,
+  connect,
+  createProducer,
+  disconnect,
+  ERRORS,
+  type KafkaSettings,
+  toKafkaError,
+} from '../kafka/rdkafka.js';
+import type { Logger } from '../log.js';
+
+export interface EosProducerOptions {
+  settings: KafkaSettings;
+  transactionalId: string;
+  /** Short (~10 s): a dead owner's open transaction blocks read_committed readers this long at most. */
+  transactionTimeoutMs: number;
+  /** The largest record any sink topic accepts (librdkafka refuses larger ones before sending). */
+  maxMessageBytes: number;
+  logger: Logger;
+}
+
+export interface OutRecord {
+  topic: string;
+  partition: number | undefined;
+  key: Buffer | null;
+  value: Buffer | null;
+  timestamp: number;
+  headers?: Readonly<Record<string, string>> | undefined;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class EosProducer {
+  #producer: Producer | undefined;
+  #open = false;
+  /** When the open transaction began (its age tells a timed-out transaction from a real fencing). */
+  openedAt = 0;
+
+  constructor(private readonly options: EosProducerOptions) {}
+
+  get inTransaction(): boolean {
+    return this.#open;
+  }
+
+  /** Connects and initialises transactions: fences any previous producer of our id, aborts its open transaction. */
+  async open(): Promise<void> {
+    const { settings, transactionalId, transactionTimeoutMs, maxMessageBytes } = this.options;
+    const producer = createProducer(
+      settings,
+      {
+        'transactional.id': transactionalId,
+        'enable.idempotence': true,
+        'transaction.timeout.ms': transactionTimeoutMs,
+        // A transaction's records are flushed by commitTransaction; no per-record delivery events.
+        dr_cb: false,
+        'linger.ms': 5,
+        'message.max.bytes': Math.max(1_000_000, maxMessageBytes + 1_024),
+      } as never,
+      'eos-producer',
+    );
+    try {
+      await connect(producer);
+      await call('initTransactions', (cb) => producer.initTransactions(transactionTimeoutMs + 20_000, cb));
+    } catch (error) {
+      await disconnect(producer);
+      throw error;
+    }
+    this.#producer = producer;
+    this.#open = false;
+  }
+
+  /** Listens for the producer's errors (a fatal one stops the app). */
+  onError(listener: (error: unknown) => void): void {
+    this.#producer?.on('event.error', listener);
+  }
+
+  async #begin(): Promise<void> {
+    if (this.#open) return;
+    const producer = this.#require();
+    await call('beginTransaction', (cb) => producer.beginTransaction(cb));
+    this.#open = true;
+    this.openedAt = Date.now();
+  }
+
+  #require(): Producer {
+    if (this.#producer === undefined) throw new Error('the transactional producer is closed');
+    return this.#producer;
+  }
+
+  /** Sends a record in the open transaction (begun now if none is open). */
+  async send(record: OutRecord): Promise<void> {
+    await this.#begin();
+    const producer = this.#require();
+    const headers: MessageHeader[] | undefined =
+      record.headers === undefined ? undefined : Object.entries(record.headers).map(([k, v]) => ({ [k]: v }));
+    for (let waited = 0; ; waited++) {
+      try {
+        producer.produce(
+          record.topic,
+          record.partition ?? null,
+          record.value,
+          record.key,
+          record.timestamp,
+          undefined,
+          headers,
+        );
+        return;
+      } catch (error) {
+        const e = toKafkaError(error, `produce to ${record.topic}`);
+        // The local queue is full: librdkafka drains it in the background; wait and try again.
+        if (e.code !== ERRORS.ERR__QUEUE_FULL || waited > 3_000) throw e;
+        producer.poll();
+        await sleep(5);
+      }
+    }
+  }
+
+  /** Begins the transaction if none is open (offsets alone still need one). */
+  begin(): Promise<void> {
+    return this.#begin();
+  }
+
+  /** Adds the consumed offsets (next offset to read) to the transaction, with the group metadata. */
+  async sendOffsets(
+    offsets: { topic: string; partition: number; offset: number }[],
+    consumer: KafkaConsumer,
+    timeoutMs: number,
+  ): Promise<void> {
+    if (offsets.length === 0) return;
+    await this.#begin();
+    const producer = this.#require();
+    await call('sendOffsetsToTransaction', (cb) =>
+      producer.sendOffsetsToTransaction(offsets, consumer, timeoutMs, cb),
+    );
+  }
+
+  async commit(timeoutMs: number): Promise<void> {
+    if (!this.#open) return;
+    const producer = this.#require();
+    // A retriable failure (a timeout) leaves the outcome open: committing again is what librdkafka asks.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await call('commitTransaction', (cb) => producer.commitTransaction(timeoutMs, cb));
+        this.#open = false;
+        return;
+      } catch (error) {
+        const e = toKafkaError(error);
+        if (!e.retriable || e.abortable || attempt >= 2) throw e;
+      }
+    }
+  }
+
+  /** Aborts the open transaction, if any. */
+  async abort(timeoutMs: number): Promise<void> {
+    if (!this.#open) return;
+    const producer = this.#require();
+    await call('abortTransaction', (cb) => producer.abortTransaction(timeoutMs, cb));
+    this.#open = false;
+  }
+
+  /** Drops the producer (after a fencing or a fatal error, or at close). */
+  async close(): Promise<void> {
+    const producer = this.#producer;
+    this.#producer = undefined;
+    this.#open = false;
+    if (producer !== undefined) await disconnect(producer);
+  }
+}

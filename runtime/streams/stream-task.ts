@@ -1,0 +1,303 @@
+// One input partition of a stream app: its state machine, stores, processor and stream time, and
+// the part of the open transaction it wrote. It never talks to Kafka: the poll loop feeds it records,
+// sends what it forwards, and tells it when the transaction committed or aborted.
+import type { Logger } from '../log.js';
+import type { ForwardOptions, InputRecord, Processor, ProcessorContext, Punctuator } from './processor.js';
+import type { ChangelogRecord, StateStore } from './store.js';
+import { type PartitionPort, type TaskState, TaskStateMachine } from './task-state.js';
+import type { SinkNode, SourceNode, Topology } from './topology.js';
+
+/** Instrumentation events of the kit (and of processors, through the context). */
+export type Instrument = (event: string, labels?: Readonly<Record<string, string>>, value?: number) => void;
+
+/** A record a processor forwarded, before serialization. */
+export interface Outgoing {
+  sink: SinkNode;
+  key: string;
+  value: unknown;
+  partition: number | undefined;
+  timestamp: number;
+  headers: Readonly<Record<string, string>> | undefined;
+}
+
+export interface StreamTaskOptions<V> {
+  topology: Topology<V>;
+  source: SourceNode<V>;
+  partition: number;
+  port: PartitionPort;
+  logger: Logger;
+}
+
+/** A processor's failure on one record: what the dead letter says. */
+export interface RecordFailure {
+  reason: string;
+  message: string;
+  error: unknown;
+}
+
+export class StreamTask<V> {
+  readonly topic: string;
+  readonly partition: number;
+  readonly machine: TaskStateMachine;
+  readonly log: Logger;
+  /** The largest record timestamp seen (restore included), the open transaction's records included. */
+  streamTime = 0;
+  /** Stream time as of the last commit: what an abort goes back to. */
+  #committedStreamTime = 0;
+  #stores = new Map<string, StateStore>();
+  #processor: Processor<V> | undefined;
+  #punctuations: { intervalMs: number; last: number; run: Punctuator }[] = [];
+  #outbox: Outgoing[] = [];
+  /** The processor's instrumentation in the open transaction: emitted once it commits. */
+  #events: Parameters<Instrument>[] = [];
+  /** The current record's instrumentation: dropped if the record fails. */
+  #recordEvents: Parameters<Instrument>[] = [];
+  #current: InputRecord<V> | undefined;
+  #sinks: Map<string, SinkNode>;
+  /** In the open transaction: the first offset processed (where an abort rewinds to) and the next one. */
+  firstOffset: bigint | undefined;
+  nextOffset: bigint | undefined;
+  /** Records processed in the open transaction. */
+  records = 0;
+  /** Records of it were handed over before it ran (fetched before its pause): fetch again from here. */
+  fetchFrom: bigint | undefined;
+  /** The offset this instance last committed for the partition (unknown before its first commit). */
+  committedOffset: bigint | undefined;
+  /** Restore bookkeeping, owned by the runner: the attempt in flight, and when to try again. */
+  restore: {
+    attempt?: Promise<void>;
+    abort?: AbortController;
+    failures: number;
+    retryAt: number;
+    done: boolean;
+  } = { failures: 0, retryAt: 0, done: false };
+
+  constructor(private readonly options: StreamTaskOptions<V>) {
+    this.topic = options.source.topic;
+    this.partition = options.partition;
+    this.#sinks = new Map(options.topology.sinks.map((s) => [s.name, s]));
+    this.log = options.logger.child({ topic: this.topic, partition: this.partition });
+    this.machine = new TaskStateMachine(this.topic, this.partition, options.port);
+    this.resetStores();
+  }
+
+  get state(): TaskState {
+    return this.machine.state;
+  }
+
+  /** Fresh empty stores (before a restore, or a restore attempt after a failed one). */
+  resetStores(): void {
+    for (const store of this.#stores.values()) store.close?.();
+    this.#stores = new Map(
+      this.options.topology.stores.map((spec) => [spec.name, spec.create(this.partition)]),
+    );
+    this.streamTime = 0;
+    this.#committedStreamTime = 0;
+  }
+
+  /** The changelog topic of each store for this task's source topic. */
+  changelogs(): { store: string; topic: string }[] {
+    return this.options.topology.stores.map((spec) => ({
+      store: spec.name,
+      topic: spec.changelogTopic(this.topic),
+    }));
+  }
+
+  /** One changelog record (read_committed, in order). */
+  restoreRecord(store: string, record: ChangelogRecord): void {
+    this.#stores.get(store)!.restore(record);
+    if (record.timestamp > this.streamTime) this.streamTime = record.timestamp;
+  }
+
+  /** The state is complete: the processor starts. The runner then moves the task to RUNNING. */
+  finishRestore(): void {
+    for (const store of this.#stores.values()) store.restored?.(this.streamTime);
+    this.#committedStreamTime = this.streamTime;
+    this.#punctuations = [];
+    this.#processor = this.options.topology.processor.create();
+    this.#processor.init(this.#context());
+  }
+
+  storeSizes(): Map<string, number> {
+    return new Map([...this.#stores].map(([name, store]) => [name, store.size]));
+  }
+
+  #context(): ProcessorContext {
+    const task = this;
+    return {
+      topic: this.topic,
+      partition: this.partition,
+      get streamTime() {
+        return task.streamTime;
+      },
+      forward(sinkName: string, key: string, value: unknown, options: ForwardOptions = {}) {
+        const sink = task.#sinks.get(sinkName);
+        if (sink === undefined)
+          throw new TypeError(`no sink named ${sinkName} in ${task.options.topology.name}`);
+        task.#outbox.push({
+          sink,
+          key,
+          value,
+          partition: options.partition ?? (sink.copartitioned ? task.partition : undefined),
+          timestamp: options.timestamp ?? task.#current?.timestamp ?? task.streamTime,
+          headers: options.headers,
+        });
+      },
+      getStore<S extends StateStore>(name: string): S {
+        const store = task.#stores.get(name);
+        if (store === undefined)
+          throw new TypeError(`no store named ${name} in ${task.options.topology.name}`);
+        return store as S;
+      },
+      schedule(intervalMs: number, run: Punctuator) {
+        task.#punctuations.push({ intervalMs, last: task.streamTime, run });
+      },
+      // Counted once per committed decision, not per attempt: an aborted transaction's records come again.
+      instrument(event, labels, value) {
+        task.#recordEvents.push([event, labels, value]);
+      },
+    };
+  }
+
+  /**
+   * Runs one record through the processor. Returns what it forwarded, or its failure (it threw). The
+   * caller then settles the record: kept, or undone (its store writes and events) to dead-letter it.
+   */
+  process(record: InputRecord<V>, offset: bigint): { outputs: Outgoing[] } | { failure: RecordFailure } {
+    this.firstOffset ??= offset;
+    this.nextOffset = offset + 1n;
+    this.records++;
+    if (record.timestamp > this.streamTime) this.streamTime = record.timestamp;
+    for (const store of this.#stores.values()) store.beginRecord?.();
+    this.#outbox = [];
+    this.#recordEvents = [];
+    this.#current = record;
+    try {
+      this.#processor!.process(record);
+      return { outputs: this.#outbox };
+    } catch (error) {
+      return {
+        failure: {
+          reason: 'processor-error',
+          message: error instanceof Error ? error.message : String(error),
+          error,
+        },
+      };
+    } finally {
+      this.#current = undefined;
+      this.#outbox = [];
+    }
+  }
+
+  /** The record's outputs were sent: its events join the transaction's. */
+  keepRecord(): void {
+    this.#events.push(...this.#recordEvents);
+    this.#recordEvents = [];
+  }
+
+  /** The record cannot be written as processed: its store writes and events are forgotten. */
+  undoRecord(): void {
+    for (const store of this.#stores.values()) store.undoRecord?.();
+    this.#recordEvents = [];
+  }
+
+  /**
+   * Lets a dead-letter hook decide with the processor's context (record the id in a store). Its
+   * writes and events belong to the transaction like a processed record's.
+   */
+  withContext<T>(
+    record: InputRecord<V>,
+    run: (context: ProcessorContext) => T,
+  ): { result: T; outputs: Outgoing[] } {
+    for (const store of this.#stores.values()) store.beginRecord?.();
+    this.#outbox = [];
+    this.#recordEvents = [];
+    this.#current = record;
+    try {
+      const result = run(this.#context());
+      this.#events.push(...this.#recordEvents);
+      return { result, outputs: this.#outbox };
+    } finally {
+      this.#current = undefined;
+      this.#recordEvents = [];
+      this.#outbox = [];
+    }
+  }
+
+  /**
+   * The consumer's position moved past what was processed without a record to process (transaction
+   * markers, aborted records): the offset to commit follows it, so the group's lag can reach zero.
+   */
+  advanceTo(position: bigint): void {
+    if (position > (this.nextOffset ?? this.committedOffset ?? position)) this.nextOffset = position;
+  }
+
+  /** Adds a kit event to the open transaction's events (emitted on commit). */
+  addEvent(...event: Parameters<Instrument>): void {
+    this.#events.push(event);
+  }
+
+  /** Whether the open transaction holds anything of this task. */
+  get dirty(): boolean {
+    return this.nextOffset !== undefined;
+  }
+
+  /** The changelog records of the open transaction, one per key, to send before it commits. */
+  takeChangelog(): { topic: string; record: ChangelogRecord }[] {
+    const out: { topic: string; record: ChangelogRecord }[] = [];
+    for (const { store, topic } of this.changelogs()) {
+      for (const record of this.#stores.get(store)!.takeChangelog()) out.push({ topic, record });
+    }
+    return out;
+  }
+
+  /** The transaction committed: its writes become state, its events are emitted, punctuations run. */
+  committed(instrument: Instrument): void {
+    if (this.nextOffset !== undefined) this.committedOffset = this.nextOffset;
+    for (const store of this.#stores.values()) store.commit();
+    this.#committedStreamTime = this.streamTime;
+    for (const event of this.#events) instrument(...event);
+    this.#events = [];
+    this.firstOffset = undefined;
+    this.nextOffset = undefined;
+    this.records = 0;
+    // A punctuation (expiry) acts on committed state, outside any transaction: its events go out now.
+    for (const p of this.#punctuations) {
+      if (this.streamTime - p.last >= p.intervalMs) {
+        p.last = this.streamTime;
+        p.run(this.streamTime);
+      }
+    }
+    for (const event of this.#recordEvents) instrument(...event);
+    this.#recordEvents = [];
+  }
+
+  /**
+   * The transaction aborted: its writes and events are forgotten. Returns the offset to fetch from
+   * again (the first record it held), if it held any.
+   */
+  aborted(): bigint | undefined {
+    for (const store of this.#stores.values()) store.rollback();
+    this.streamTime = this.#committedStreamTime;
+    this.#events = [];
+    const rewind = this.firstOffset;
+    this.firstOffset = undefined;
+    this.nextOffset = undefined;
+    this.records = 0;
+    return rewind;
+  }
+
+  /** Processor and stores go; the state machine ends in CLOSED. */
+  close(): void {
+    this.restore.abort?.abort(new Error(`${this.topic}[${this.partition}] closed`));
+    if (this.machine.state !== 'closed') this.machine.transitionTo('closed');
+    try {
+      this.#processor?.close?.();
+    } catch (error) {
+      this.log.warn({ err: error }, 'processor close failed');
+    }
+    this.#processor = undefined;
+    for (const store of this.#stores.values()) store.close?.();
+    this.#stores.clear();
+  }
+}

@@ -1,0 +1,89 @@
+// The stream kit's failure policy on a real broker: a delivery the router throws on is dead-lettered as
+// processor-error and its partition goes on; a backlog bigger than one fetch that all fails is no crash.
+import { afterEach, describe, expect, it } from 'vitest';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
+import { type RouteDecision, route } from '../../processors/dedupe-router/route.js';
+import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
+import { type StreamApp, startStreamApp } from '../../runtime/streams/stream-runner.js';
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import { valueSubject } from '../../schemas/topics.js';
+import { testStack } from '../helpers/stack.js';
+import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { generateLoad } from './processors-load.js';
+
+/** Each test fails on its own, naming what it waited for, within this. */
+const STEP_TIMEOUT_MS = 60_000;
+
+async function startRouter(harness: ProcessorsHarness, decide: (e: RawEnvelope) => RouteDecision) {
+  const config = harness.config();
+  const schemaIds = new Map<string, number>();
+  for (const logical of ROUTER_OUTPUTS) {
+    const topic = `${harness.prefix}${logical}`;
+    schemaIds.set(topic, await harness.serde.latestSchemaId(valueSubject(topic)));
+  }
+  return startStreamApp({
+    kafka: { brokers: config.KAFKA_BROKERS, clientId: 'it-failure-policy', logger: quietLogger() },
+    topology: dedupeTopology({
+      rawTopic: harness.names.raw,
+      changelogTopic: harness.names.dedupeChangelog,
+      topicOf: (logical) => `${harness.prefix}${logical}`,
+      schemaIds,
+      serde: harness.serde,
+      windowMs: config.DEDUPE_WINDOW,
+      route: decide,
+    }),
+    appId: dedupeRouterAppId(harness.prefix),
+    instanceId: 'it-failure-policy',
+    logger: quietLogger(),
+    sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+  });
+}
+
+describe('the stream kit’s failure policy', () => {
+  const apps: StreamApp[] = [];
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+  });
+
+  it('dead-letters a delivery its processor throws on as processor-error, and its partition goes on', async () => {
+    const harness = new ProcessorsHarness(testStack(), randomPrefix('throws'), 1);
+    await harness.setUp();
+    const load = generateLoad({ ids: 200, retries: 50 });
+    const bad = load.ids[17]!;
+    const app = await startRouter(harness, (envelope) => {
+      if (envelope.webhookId === bad) throw new Error('a bug for this one delivery');
+      return route(envelope);
+    });
+    apps.push(app);
+    await harness.produceRaw(load.envelopes);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+    const dlq = await harness.read<{ reason: string; webhookId: string; stage: string }>(harness.names.dlq);
+    // Once, although its retries came too: the id is remembered as dead-lettered.
+    expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason, r.value!.stage])).toEqual([
+      [bad, 'processor-error', 'dedupe-router.process'],
+    ]);
+    const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
+    expect(new Set(unique.map((r) => r.value!.webhookId))).toEqual(
+      new Set(load.ids.filter((id) => id !== bad)),
+    );
+    expect(unique).toHaveLength(load.ids.length - 1);
+    expect(app.failure()).toBeUndefined();
+  }, 120_000);
+
+  it('survives a backlog larger than one fetch that all dead-letters', async () => {
+    const harness = new ProcessorsHarness(testStack(), randomPrefix('all-fail'), 2);
+    await harness.setUp();
+    const load = generateLoad({ ids: 3_000, retries: 0 });
+    await harness.produceRaw(load.envelopes);
+    const app = await startRouter(harness, () => {
+      throw new Error('every delivery fails');
+    });
+    apps.push(app);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+    const dlq = await harness.read<{ reason: string }>(harness.names.dlq);
+    expect(dlq).toHaveLength(load.ids.length);
+    expect(dlq.every((r) => r.value!.reason === 'processor-error')).toBe(true);
+    expect(app.failure()).toBeUndefined();
+    expect(app.isReady()).toBe(true);
+  }, 120_000);
+});
