@@ -10,7 +10,8 @@ import {
   type KafkaSettings,
   toKafkaError,
 } from '../../runtime/kafka/rdkafka.js';
-import type { ConnectProducer, ProducerPort, RawRecord } from './port.js';
+import { deliverAll, routeDeliveryReports } from '../../runtime/kafka/write-records.js';
+import type { ConnectProducer, ProducerPort } from './port.js';
 
 export interface KafkaProducerOptions {
   settings: KafkaSettings;
@@ -24,8 +25,6 @@ export interface KafkaProducerOptions {
   maxMessageBytes: number;
   connectTimeoutMs?: number;
 }
-
-type Delivered = (error: KafkaError | undefined) => void;
 
 /**
  * Connects a fresh idempotent producer each time it is called (a new producer id: the replaced one's
@@ -61,9 +60,7 @@ export function kafkaProducerConnector({
       // this producer, and the next send fails so the owner replaces it.
       if (error.isFatal) fatal ??= toKafkaError(error, 'producer');
     });
-    producer.on('delivery-report', (error, report) => {
-      (report.opaque as Delivered)(error ? toKafkaError(error, 'delivery') : undefined);
-    });
+    routeDeliveryReports(producer);
     try {
       await connect(producer, connectTimeoutMs);
     } catch (error) {
@@ -73,36 +70,13 @@ export function kafkaProducerConnector({
     // Delivery reports are served from librdkafka's own thread: no JavaScript poll timer adds latency.
     producer.setPollInBackground(true);
     return {
-      send: (records) => (fatal ? Promise.reject(fatal) : produceAll(producer, topic, records)),
+      send: (records) => (fatal ? Promise.reject(fatal) : deliverAll(producer, topic, records)),
       close: async () => {
         await call('flush', (cb) => producer.flush(deliveryTimeoutMs, cb)).catch(() => undefined);
         await disconnect(producer);
       },
     } satisfies ProducerPort;
   };
-}
-
-/** Resolves once every record has its delivery report; rejects with the first failure. */
-function produceAll(producer: Producer, topic: string, records: readonly RawRecord[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let waiting = records.length;
-    let failure: KafkaError | undefined;
-    const delivered: Delivered = (error) => {
-      failure ??= error;
-      if (--waiting > 0) return;
-      if (failure) reject(failure);
-      else resolve();
-    };
-    if (waiting === 0) resolve();
-    for (const record of records) {
-      try {
-        producer.produce(topic, null, record.value, record.key, record.timestamp, delivered);
-      } catch (error) {
-        // Refused before queueing (local queue full, record too large): it gets no report.
-        delivered(toKafkaError(error, 'produce'));
-      }
-    }
-  });
 }
 
 /** A cheap cluster check for readiness while no sends happen: the raw topic's metadata, within a time bound. */

@@ -1,17 +1,17 @@
 // Shared by the ingest integration tests: a raw topic under a random prefix, a running ingest, and a
 // reader that decodes what landed in webhooks.raw through the registry.
 import { randomBytes } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
 import { pino } from 'pino';
 import { type RunningIngest, startIngest } from '../../ingest/main.js';
 import { parseSources } from '../../ingest/sources.js';
 import { loadConfig } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
-import { createKafka } from '../../runtime/kafka/client.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
+import { type ReadRecord, readToEnd } from '../../runtime/kafka/read-to-end.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { createSerde } from '../../schemas/serde.js';
 import { topicCatalog, topicNames } from '../../schemas/topics.js';
+import { testSettings } from '../helpers/rdkafka-io.js';
 
 export const quietLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
@@ -25,7 +25,6 @@ export async function createRawTopic(
   prefix: string,
   bodyLimit = 1_048_576,
 ): Promise<string> {
-  const kafka = createKafka({ brokers, clientId: 'it-ingest-topics', logger: quietLogger() });
   const raw = topicNames(prefix).raw;
   const specs = topicCatalog({
     prefix,
@@ -34,7 +33,7 @@ export async function createRawTopic(
     partitions: 3,
     replicationFactor: 1,
   }).filter((t) => t.name === raw);
-  await withAdmin(kafka, (admin) => ensureTopics(admin, specs));
+  await withAdmin(testSettings(brokers, 'it-ingest-topics'), (admin) => ensureTopics(admin, specs));
   return raw;
 }
 
@@ -96,49 +95,23 @@ export async function readRaw(
   registryUrl: string,
   topic: string,
 ): Promise<RawRecordRead[]> {
-  const kafka: Kafka = createKafka({ brokers, clientId: 'it-ingest-reader', logger: quietLogger() });
+  const settings = testSettings(brokers, 'it-ingest-reader');
   const serde = createSerde({ registryUrl });
-  const ends = await withAdmin(kafka, (admin) => admin.fetchTopicOffsets(topic));
-  const remaining = new Map(ends.map((p) => [p.partition, Number(p.high)]));
-  const expected = [...remaining.values()].reduce((a, b) => a + b, 0);
+  const partitions = await withAdmin(settings, async (admin) => {
+    const [description] = await admin.describeTopics([topic]);
+    if (description === undefined) throw new Error(`topic ${topic} does not exist`);
+    return description.partitions.map(({ partition }) => ({ partition }));
+  });
+  const raw: ReadRecord[] = [];
+  await readToEnd({ settings, topic, partitions, onRecord: (record) => raw.push(record) });
   const records: RawRecordRead[] = [];
-  if (expected === 0) return records;
-  const consumer = kafka.consumer({ groupId: `it-reader-${randomBytes(6).toString('hex')}` });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    let done!: () => void;
-    const finished = new Promise<void>((resolve) => {
-      done = resolve;
+  for (const r of raw) {
+    records.push({
+      key: r.key!.toString('utf8'),
+      timestamp: r.timestamp,
+      partition: r.partition,
+      envelope: await serde.decode<RawEnvelope>(r.value!),
     });
-    const raw: Array<{ key: string; timestamp: number; partition: number; value: Buffer }> = [];
-    await consumer.run({
-      eachMessage: async ({ partition, message }) => {
-        raw.push({
-          key: message.key!.toString('utf8'),
-          timestamp: Number(message.timestamp),
-          partition,
-          value: message.value!,
-        });
-        if (raw.length >= expected) done();
-      },
-    });
-    await Promise.race([
-      finished,
-      new Promise((_, reject) =>
-        setTimeout(() => reject(new Error(`read ${raw.length}/${expected}`)), 60_000),
-      ),
-    ]);
-    for (const r of raw) {
-      records.push({
-        key: r.key,
-        timestamp: r.timestamp,
-        partition: r.partition,
-        envelope: await serde.decode<RawEnvelope>(r.value),
-      });
-    }
-  } finally {
-    await consumer.disconnect();
   }
   return records;
 }

@@ -1,25 +1,25 @@
 // hookledger tail against the real broker and registry: fixture envelopes in, JSON lines out.
 import { randomUUID } from 'node:crypto';
-import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafka } from '../../runtime/kafka/client.js';
-import { createLogger } from '../../runtime/log.js';
 import { RAW_ENVELOPE_SCHEMA, type RawEnvelope } from '../../schemas/raw-envelope.js';
 import { loadSchema } from '../../schemas/schema-files.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
 import { topicNames, valueSubject } from '../../schemas/topics.js';
 import { CommandFailed } from '../../tools/cli/command.js';
 import { runTail } from '../../tools/cli/commands/tail.js';
+import {
+  createTestTopic,
+  deleteTestTopics,
+  produceAborted,
+  produceAll,
+  testSettings,
+} from '../helpers/rdkafka-io.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
 
-const { Partitioners } = kafkajs;
-const logger = createLogger({ level: 'warn', name: 'tail-test' });
 const prefix = `t-tail-${randomUUID().slice(0, 8)}.`;
 const rawTopic = topicNames(prefix).raw;
 const fixtures = storedDeliveries().slice(0, 6);
-let kafka: Kafka;
-let admin: Admin;
 let serde: Serde;
 let schemaId: number;
 
@@ -54,25 +54,12 @@ async function tailLines(args: string[], signal?: AbortSignal) {
 }
 
 async function produce(messages: { key: string; value: Buffer | null; partition?: number }[]) {
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-  });
-  await producer.connect();
-  await producer.send({ topic: rawTopic, acks: -1, messages });
-  await producer.disconnect();
+  await produceAll(testSettings(testStack().brokers), rawTopic, messages);
 }
 
 beforeAll(async () => {
   const { brokers, registryUrl } = testStack();
-  kafka = createKafka({ brokers, clientId: 'tail-test', logger });
-  admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({
-    topics: [{ topic: rawTopic, numPartitions: 2, replicationFactor: 1 }],
-    waitForLeaders: true,
-  });
+  await createTestTopic(testSettings(brokers), rawTopic, 2);
   serde = createSerde({ registryUrl });
   schemaId = await serde.register(valueSubject(rawTopic), loadSchema(RAW_ENVELOPE_SCHEMA));
   await produce(
@@ -92,8 +79,7 @@ afterAll(async () => {
       method: 'DELETE',
     });
   }
-  await admin?.deleteTopics({ topics: [rawTopic] }).catch(() => {});
-  await admin?.disconnect();
+  await deleteTestTopics(testSettings(testStack().brokers), [rawTopic]);
 });
 
 describe('hookledger tail', () => {
@@ -143,20 +129,9 @@ describe('hookledger tail', () => {
       { key: 'binary-1', value: await serde.encode(schemaId, binary), partition: 0 },
       { key: 'gone-1', value: null, partition: 1 },
     ]);
-    const producer = kafka.producer({
-      transactionalId: `tail-test-${randomUUID()}`,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    await producer.connect();
-    const aborted = await producer.transaction();
-    await aborted.send({
-      topic: rawTopic,
-      messages: [{ key: 'aborted-1', value: Buffer.from('never'), partition: 0 }],
-    });
-    await aborted.abort();
-    await producer.disconnect();
+    await produceAborted(testSettings(testStack().brokers), rawTopic, [
+      { key: 'aborted-1', value: Buffer.from('never'), partition: 0 },
+    ]);
 
     // The partition now ends with an abort marker that a read_committed reader never receives: tail still stops.
     const lines = await tailLines(['webhooks.raw', '--from-beginning']);

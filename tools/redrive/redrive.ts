@@ -2,14 +2,16 @@
 // with a redrive header naming the run; the live router, the only writer of the dedupe state, then
 // processes each id whose recorded decision is "dead-lettered" once per run (dedupe-processor.ts).
 import { randomBytes } from 'node:crypto';
-import kafkajs, { type Kafka, type Message } from 'kafkajs';
 import type { DeadLetter } from '../../processors/dedupe-router/dead-letter.js';
 import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
 import { UNDECODABLE_REASON } from '../../processors/dedupe-router/poison.js';
+import { withAdmin } from '../../runtime/kafka/admin.js';
+import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { readToEnd } from '../../runtime/kafka/read-to-end.js';
+import { type OutRecord, writeRecords } from '../../runtime/kafka/write-records.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Serde } from '../../schemas/serde.js';
 import { topicNames, valueSubject } from '../../schemas/topics.js';
-import { readTopicToEnd } from './read-topic.js';
 
 export interface RedriveFilter {
   /** Only these reasons (any when empty or absent). */
@@ -20,7 +22,7 @@ export interface RedriveFilter {
 }
 
 export interface RedriveOptions {
-  kafka: Kafka;
+  settings: KafkaSettings;
   serde: Serde;
   prefix: string;
   filter: RedriveFilter;
@@ -81,7 +83,7 @@ export function envelopeOf(letter: DeadLetter): RawEnvelope {
 }
 
 export async function redrive({
-  kafka,
+  settings,
   serde,
   prefix,
   filter,
@@ -101,15 +103,23 @@ export async function redrive({
     repeats: 0,
   };
   const seen = new Set<string>();
-  const messages: Message[] = [];
-  await readTopicToEnd(
-    kafka,
-    names.dlq,
-    async ({ partition, message }) => {
-      if (message.value === null) return;
+  const records: OutRecord[] = [];
+  const partitions = await withAdmin(settings, async (admin) => {
+    const [dlq] = await admin.describeTopics([names.dlq]);
+    if (dlq === undefined)
+      throw new Error(`topic ${names.dlq} does not exist: run \`hookledger topics\` first`);
+    return dlq.partitions.map(({ partition }) => ({ partition }));
+  });
+  await readToEnd({
+    settings,
+    topic: names.dlq,
+    partitions,
+    component: 'redrive-reader',
+    onRecord: async ({ partition, key, value, timestamp }) => {
+      if (value === null) return;
       result.read++;
-      const letter = await serde.decode<DeadLetter>(message.value);
-      if (!matches(filter, letter.reason, Number(message.timestamp))) {
+      const letter = await serde.decode<DeadLetter>(value);
+      if (!matches(filter, letter.reason, timestamp)) {
         result.skippedByFilter++;
         return;
       }
@@ -124,34 +134,18 @@ export async function redrive({
         return;
       }
       seen.add(id);
-      messages.push({
-        key: message.key ?? letter.webhookId,
+      records.push({
+        key: key ?? letter.webhookId,
         value: await serde.encode(rawSchemaId, envelopeOf(letter)),
         // The DLQ is written to the raw record's partition number: back to where the router holds the id.
         partition,
         headers: { [REDRIVE_HEADER]: runId },
       });
     },
-    `${prefix}hookledger-redrive-reader`,
-  );
-  result.sent = messages.length;
-  if (dryRun || messages.length === 0) return result;
-
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
   });
-  await producer.connect();
-  try {
-    // One send at a time on an idempotent producer (kafkajs #1005).
-    for (let i = 0; i < messages.length; i += 500) {
-      await producer.send({ topic: names.raw, messages: messages.slice(i, i + 500), acks: -1 });
-    }
-  } finally {
-    await producer.disconnect();
-  }
+  result.sent = records.length;
+  if (dryRun || records.length === 0) return result;
+  await writeRecords(settings, names.raw, records);
   return result;
 }
 

@@ -8,7 +8,7 @@ export interface TailRecord {
   partition: number;
   /** Kafka offsets arrive as decimal strings. */
   offset: string;
-  /** Milliseconds since the epoch, as a decimal string (kafkajs). */
+  /** Milliseconds since the epoch, as a decimal string. */
   timestamp: string;
   key: Buffer | null;
   /** The decoded value; a Buffer when it is not registry-framed; null for a tombstone. */

@@ -1,7 +1,8 @@
-// Reads a topic as a read_committed consumer in a throwaway group (no offsets committed), decodes each
-// value through the registry and hands back one JSON line per record.
-import { randomUUID } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+// Reads a topic read_committed (no consumer group, nothing committed), decodes each value through the
+// registry and hands back one JSON line per record.
+import { withAdmin } from '../../runtime/kafka/admin.js';
+import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { formatRecord } from './format.js';
 
@@ -18,7 +19,7 @@ export interface TailOptions {
 }
 
 export interface TailDeps {
-  kafka: Kafka;
+  settings: KafkaSettings;
   serde: Pick<Serde, 'decode'>;
   /** Receives each line, without its newline. */
   write: (line: string) => void;
@@ -32,92 +33,55 @@ export class UnknownTopicError extends Error {
 }
 
 /** Tails the topic until caught up (or the limit, or the signal); resolves to the records printed. */
-export async function tail(options: TailOptions, { kafka, serde, write, signal }: TailDeps): Promise<number> {
-  const admin = kafka.admin();
-  await admin.connect();
-  let offsets: { partition: number; low: string; high: string }[];
-  try {
-    const topics = await admin.listTopics();
-    if (!topics.includes(options.topic))
-      throw new UnknownTopicError(`topic "${options.topic}" does not exist`);
-    offsets = await admin.fetchTopicOffsets(options.topic);
-  } finally {
-    await admin.disconnect();
-  }
-
-  // Where each partition counts as read to the end (unless following): its end offset at the start.
-  const end = new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
-  const position = new Map(offsets.map((o) => [o.partition, BigInt(options.fromBeginning ? o.low : o.high)]));
-  const caughtUp = () => [...end].every(([partition, high]) => position.get(partition)! >= high);
-  if (!options.follow && caughtUp()) return 0;
+export async function tail(
+  options: TailOptions,
+  { settings, serde, write, signal }: TailDeps,
+): Promise<number> {
+  const partitions = await withAdmin(settings, async (admin) => {
+    const [description] = await admin.describeTopics([options.topic]);
+    if (description === undefined) throw new UnknownTopicError(`topic "${options.topic}" does not exist`);
+    return description.partitions.map(({ partition }) =>
+      options.fromBeginning ? { partition } : { partition, from: 'end' as const },
+    );
+  });
   if (signal?.aborted) return 0;
-
+  // Ends the read early: the caller's signal, or the limit reached.
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
   let printed = 0;
-  let finish!: () => void;
-  let fail!: (error: Error) => void;
-  const finished = new Promise<void>((resolve, reject) => {
-    finish = resolve;
-    fail = reject;
-  });
-  let done = false;
-  const stop = () => {
-    done = true;
-    finish();
-  };
-  signal?.addEventListener('abort', stop, { once: true });
-  const advance = (partition: number, next: bigint) => {
-    if (next > (position.get(partition) ?? -1n)) position.set(partition, next);
-    if (!options.follow && caughtUp()) stop();
-  };
-
-  const consumer = kafka.consumer({
-    groupId: `hookledger-tail-${randomUUID()}`,
-    readUncommitted: false,
-    allowAutoTopicCreation: false,
-  });
-  // Batches holding only transaction markers or aborted records reach no eachMessage, but still move
-  // the position: the last offset of a partition may be a marker a read_committed reader never sees.
-  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-    if (payload.topic === options.topic) advance(payload.partition, BigInt(payload.lastOffset) + 1n);
-  });
-  // kafkajs restarts the consumer after a retriable error; a crash it will not restart from ends the tail.
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    if (!payload.restart) fail(payload.error);
-  });
   try {
-    await consumer.connect();
-    await consumer.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ partition, message }) => {
-        if (done) return;
-        const offset = BigInt(message.offset);
-        // Written after the start: not ours unless following.
-        const beyond = !options.follow && offset >= (end.get(partition) ?? 0n);
-        const keyMatches = options.key === undefined || message.key?.toString('utf8') === options.key;
-        if (!beyond && keyMatches) {
-          const decoded = message.value === null ? { value: null } : await decodeValue(serde, message.value);
-          write(
-            formatRecord({
-              topic: options.topic,
-              partition,
-              offset: message.offset,
-              timestamp: message.timestamp,
-              key: message.key,
-              headers: message.headers,
-              ...decoded,
-            }),
-          );
-          printed++;
-          if (options.limit !== undefined && printed >= options.limit) stop();
-        }
-        advance(partition, offset + 1n);
+    await readToEnd({
+      settings,
+      topic: options.topic,
+      partitions,
+      follow: options.follow,
+      signal: stop.signal,
+      component: 'tail',
+      onRecord: async (record) => {
+        if (stop.signal.aborted) return;
+        if (options.key !== undefined && record.key?.toString('utf8') !== options.key) return;
+        const decoded = record.value === null ? { value: null } : await decodeValue(serde, record.value);
+        write(
+          formatRecord({
+            topic: options.topic,
+            partition: record.partition,
+            offset: record.offset.toString(),
+            timestamp: String(record.timestamp),
+            key: record.key,
+            headers: record.headers,
+            ...decoded,
+          }),
+        );
+        printed++;
+        if (options.limit !== undefined && printed >= options.limit) stop.abort();
       },
     });
-    await finished;
+  } catch (error) {
+    // Stopped on purpose (the limit, Ctrl-C): what was printed is the answer.
+    if (!stop.signal.aborted) throw error;
   } finally {
-    signal?.removeEventListener('abort', stop);
-    await consumer.disconnect();
+    signal?.removeEventListener('abort', onAbort);
   }
   return printed;
 }

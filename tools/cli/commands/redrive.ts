@@ -1,6 +1,7 @@
 // `hookledger redrive`: sends dead-lettered deliveries back through the live router after a fix.
 import { loadConfig } from '../../../runtime/config.js';
-import { createKafka } from '../../../runtime/kafka/client.js';
+import { KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import { ReadStalledError } from '../../../runtime/kafka/read-to-end.js';
 import { createLogger } from '../../../runtime/log.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { redrive, redriveSummary } from '../../redrive/redrive.js';
@@ -53,11 +54,11 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
   const config = loadConfig(io.env);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'redrive' });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookledger-redrive', logger });
+  const settings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-redrive', logger };
   const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-redrive' });
   try {
     const result = await redrive({
-      kafka,
+      settings,
       serde,
       prefix: config.TOPIC_PREFIX,
       filter: {
@@ -70,8 +71,8 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
     io.stdout.write(`${redriveSummary(result)}\n`);
     return 0;
   } catch (error) {
-    const { name, message } = error as Error;
-    if (name.startsWith('KafkaJS'))
+    const { message } = error as Error;
+    if (error instanceof KafkaError || error instanceof ReadStalledError)
       throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${message}`);
     if ((error as { status?: unknown }).status === 404)
       throw new CommandFailed(

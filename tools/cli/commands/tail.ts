@@ -1,6 +1,7 @@
 // `hookledger tail <stream>`: prints a topic's records as JSON lines, values decoded through the registry.
 import { loadConfig } from '../../../runtime/config.js';
-import { createKafka } from '../../../runtime/kafka/client.js';
+import { KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import { ReadStalledError } from '../../../runtime/kafka/read-to-end.js';
 import { createLogger } from '../../../runtime/log.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { resolveTopic } from '../../tail/streams.js';
@@ -65,7 +66,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
   const topic = resolveTopic(positionals[0]!, config.TOPIC_PREFIX);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'tail' });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'hookledger-tail', logger });
+  const settings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-tail', logger };
   const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-tail' });
 
   const controller = new AbortController();
@@ -83,11 +84,11 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
         ...(values.key === undefined ? {} : { key: values.key }),
         ...(limit === undefined ? {} : { limit }),
       },
-      { kafka, serde, write: (line) => io.stdout.write(`${line}\n`), signal: controller.signal },
+      { settings, serde, write: (line) => io.stdout.write(`${line}\n`), signal: controller.signal },
     );
   } catch (error) {
     if (error instanceof UnknownTopicError) throw new CommandFailed(error.message);
-    if (error instanceof Error && error.name.startsWith('KafkaJS'))
+    if (error instanceof KafkaError || error instanceof ReadStalledError)
       throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${error.message}`);
     throw error;
   } finally {

@@ -1,0 +1,83 @@
+// Producing records and knowing each one landed: every record carries its own delivery callback (as
+// librdkafka's opaque), so a caller awaits exactly its records, acknowledged with acks=all.
+import type { Producer } from '@confluentinc/kafka-javascript';
+import {
+  connect,
+  createProducer,
+  disconnect,
+  type KafkaError,
+  type KafkaSettings,
+  toKafkaError,
+} from './rdkafka.js';
+
+export interface OutRecord {
+  key: string | Buffer | null;
+  /** null: a tombstone. */
+  value: Buffer | null;
+  /** The partitioner's choice (murmur2 of the key, as Java clients) when absent. */
+  partition?: number;
+  /** Epoch ms; the producer's clock when absent. */
+  timestamp?: number;
+  headers?: Readonly<Record<string, string | Buffer>>;
+}
+
+type Delivered = (error: KafkaError | undefined) => void;
+
+/** Hands each delivery report to the callback its record was produced with. Once per producer. */
+export function routeDeliveryReports(producer: Producer): void {
+  producer.on('delivery-report', (error, report) => {
+    (report.opaque as Delivered)(error ? toKafkaError(error, 'delivery') : undefined);
+  });
+}
+
+/**
+ * Produces the records on a connected producer set up with routeDeliveryReports; resolves once each
+ * has its delivery report, rejects with the first failure.
+ */
+export function deliverAll(producer: Producer, topic: string, records: readonly OutRecord[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let waiting = records.length;
+    let failure: KafkaError | undefined;
+    const delivered: Delivered = (error) => {
+      failure ??= error;
+      if (--waiting > 0) return;
+      if (failure) reject(failure);
+      else resolve();
+    };
+    if (waiting === 0) resolve();
+    for (const r of records) {
+      try {
+        producer.produce(
+          topic,
+          r.partition ?? null,
+          r.value,
+          r.key,
+          r.timestamp ?? null,
+          delivered,
+          r.headers ? Object.entries(r.headers).map(([name, value]) => ({ [name]: value })) : undefined,
+        );
+      } catch (error) {
+        // Refused before queueing (local queue full, record too large): it gets no report.
+        delivered(toKafkaError(error, 'produce'));
+      }
+    }
+  });
+}
+
+/** A one-off write (tools, tests): an idempotent producer, acks=all, every record acknowledged. */
+export async function writeRecords(
+  settings: KafkaSettings,
+  topic: string,
+  records: readonly OutRecord[],
+): Promise<void> {
+  const producer = await connect(
+    createProducer(settings, { 'enable.idempotence': true, acks: -1, 'linger.ms': 5 }, 'writer'),
+  );
+  try {
+    routeDeliveryReports(producer);
+    producer.setPollInBackground(true);
+    await deliverAll(producer, topic, records);
+  } finally {
+    await disconnect(producer);
+  }
+}
