@@ -9,6 +9,7 @@ import {
 import { type AnyAdmin, asTopicAdmin, isKafkajsClient, withKafkajsAdmin } from './kafkajs-admin-bridge.js';
 import { KafkaError, type KafkaSettings } from './rdkafka.js';
 import { createTopicAdmin } from './rdkafka-admin.js';
+import { ReadStalledError } from './read-to-end.js';
 import type { TopicState } from './topic-spec.js';
 
 export interface BrokerNode {
@@ -67,6 +68,22 @@ export interface TopicAdmin {
   brokerConfigs(brokerId: number): Promise<Record<string, string>>;
   /** Low and high watermarks of every partition of a topic, by partition. */
   watermarks(topic: string): Promise<PartitionWatermarks[]>;
+  /**
+   * Per partition, the first offset whose record time is at or after `time` (epoch ms); -1 where no
+   * record is that late.
+   */
+  offsetsForTime(topic: string, time: number): Promise<{ partition: number; offset: number }[]>;
+  /** A consumer group's committed offsets on a topic, by partition (partitions without one are absent). */
+  committedOffsets(groupId: string, topic: string): Promise<Map<number, bigint>>;
+  /**
+   * Commits offsets for a group that has no running member (a replay's bounds, a stage's starting
+   * point): librdkafka's binding has no AlterConsumerGroupOffsets, so a member-less consumer commits.
+   */
+  commitOffsets(
+    groupId: string,
+    topic: string,
+    offsets: readonly { partition: number; offset: bigint }[],
+  ): Promise<void>;
 }
 
 /** Connects an admin client, runs `use`, and disconnects whatever happened. */
@@ -133,6 +150,7 @@ export function isClusterError(error: unknown): boolean {
     error instanceof DescribeConfigsError ||
     error instanceof BrokersUnreachableError ||
     error instanceof UnsupportedSecurityError ||
+    error instanceof ReadStalledError ||
     // kafkajs's, while callers still build kafkajs clients (kafkajs-admin-bridge.ts).
     (error instanceof Error && error.name.startsWith('KafkaJS'))
   );

@@ -86,5 +86,13 @@ export function asTopicAdmin(admin: AnyAdmin): TopicAdmin {
         .map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
         .sort((a, b) => a.partition - b.partition);
     },
+    offsetsForTime: notBridged,
+    committedOffsets: notBridged,
+    commitOffsets: notBridged,
   };
+}
+
+/** Group offsets and times were never asked of the bridge's callers. */
+async function notBridged(): Promise<never> {
+  throw new Error('not available through the kafkajs bridge: use a librdkafka TopicAdmin');
 }

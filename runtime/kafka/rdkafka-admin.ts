@@ -1,6 +1,7 @@
 // The admin port on librdkafka's AdminClient (native API), with topic and broker configs read by
 // describe-configs.ts, since the binding has no describeConfigs.
 import type {
+  GroupResults,
   LibrdKafkaError,
   Metadata,
   TopicDescription as RdTopicDescription,
@@ -9,12 +10,16 @@ import type { BrokerNode, PartitionWatermarks, TopicAdmin, TopicDescription } fr
 import { describeConfigs, RESOURCE_TYPE } from './describe-configs.js';
 import {
   call,
+  connect,
   createAdmin,
+  createConsumer,
+  disconnect,
   ERRORS,
   KafkaError,
   type KafkaSettings,
   OffsetSpec,
   type RdAdminClient,
+  toKafkaError,
 } from './rdkafka.js';
 
 export interface TopicAdminOptions {
@@ -129,34 +134,96 @@ export function createTopicAdmin(
     },
 
     async watermarks(topic) {
-      const [description] = await describeTopics([topic]);
-      if (description === undefined)
-        throw asKafkaError(
-          { code: ERRORS.ERR_UNKNOWN_TOPIC_OR_PART, message: 'Broker: Unknown topic or partition' },
-          `watermarks of topic "${topic}"`,
-        );
-      const at = (spec: typeof OffsetSpec.EARLIEST) =>
-        call<{ partition: number; offset: number; error?: LibrdKafkaError }[]>(
-          `list offsets of topic "${topic}"`,
-          (cb) =>
-            client.listOffsets(
-              description.partitions.map(({ partition }) => ({ topic, partition, offset: spec })),
-              { timeout: timeoutMs },
-              cb,
-            ),
-        );
-      const [lows, highs] = await Promise.all([at(OffsetSpec.EARLIEST), at(OffsetSpec.LATEST)]);
-      const failed = [...lows, ...highs].find((o) => o.error);
-      if (failed?.error) throw asKafkaError(failed.error, `list offsets of "${topic}" [${failed.partition}]`);
-      return description.partitions.map(
-        ({ partition }): PartitionWatermarks => ({
+      const partitions = await partitionsOf(topic, 'watermarks');
+      const [lows, highs] = await Promise.all([
+        listOffsets(topic, partitions, OffsetSpec.EARLIEST),
+        listOffsets(topic, partitions, OffsetSpec.LATEST),
+      ]);
+      return partitions.map(
+        (partition): PartitionWatermarks => ({
           partition,
-          low: lows.find((o) => o.partition === partition)?.offset ?? 0,
-          high: highs.find((o) => o.partition === partition)?.offset ?? 0,
+          low: lows.get(partition) ?? 0,
+          high: highs.get(partition) ?? 0,
         }),
       );
     },
+
+    async offsetsForTime(topic, time) {
+      const partitions = await partitionsOf(topic, 'offsets for a time');
+      const found = await listOffsets(topic, partitions, new OffsetSpec(time));
+      return partitions.map((partition) => ({ partition, offset: found.get(partition) ?? -1 }));
+    },
+
+    async committedOffsets(groupId, topic) {
+      const partitions = await partitionsOf(topic, 'committed offsets');
+      const [group] = await call<GroupResults[]>(`committed offsets of group "${groupId}"`, (cb) =>
+        client.listConsumerGroupOffsets(
+          [{ groupId, partitions: partitions.map((partition) => ({ topic, partition })) }],
+          { timeout: timeoutMs },
+          cb,
+        ),
+      );
+      if (group?.error) throw asKafkaError(group.error, `committed offsets of group "${groupId}"`);
+      return new Map(
+        (group?.partitions ?? [])
+          .filter((p) => p.topic === topic && p.offset >= 0)
+          .map((p) => [p.partition, BigInt(p.offset)]),
+      );
+    },
+
+    async commitOffsets(groupId, topic, offsets) {
+      if (offsets.length === 0) return;
+      // A consumer that never subscribes commits as a "simple" member (generation -1), which the
+      // coordinator accepts while the group has no running member.
+      const consumer = createConsumer(
+        settings,
+        { 'group.id': groupId, 'enable.auto.commit': false } as never,
+        `${component}-commit`,
+      );
+      await connect(consumer, timeoutMs);
+      try {
+        try {
+          consumer.commitSync(
+            offsets.map(({ partition, offset }) => ({ topic, partition, offset: Number(offset) })),
+          );
+        } catch (error) {
+          throw toKafkaError(error, `commit offsets of group "${groupId}"`);
+        }
+      } finally {
+        await disconnect(consumer);
+      }
+    },
   };
+
+  async function partitionsOf(topic: string, what: string): Promise<number[]> {
+    const [description] = await describeTopics([topic]);
+    if (description === undefined)
+      throw asKafkaError(
+        { code: ERRORS.ERR_UNKNOWN_TOPIC_OR_PART, message: 'Broker: Unknown topic or partition' },
+        `${what} of topic "${topic}"`,
+      );
+    return description.partitions.map(({ partition }) => partition);
+  }
+
+  /** One offset per partition, as `spec` asks (earliest, latest, or the first at a time). */
+  async function listOffsets(
+    topic: string,
+    partitions: readonly number[],
+    spec: InstanceType<typeof OffsetSpec>,
+  ): Promise<Map<number, number>> {
+    const found = await call<{ partition: number; offset: number; error?: LibrdKafkaError }[]>(
+      `list offsets of topic "${topic}"`,
+      (cb) =>
+        client.listOffsets(
+          partitions.map((partition) => ({ topic, partition, offset: spec })),
+          { timeout: timeoutMs },
+          cb,
+        ),
+    );
+    const failed = found.find((o) => o.error);
+    if (failed?.error) throw asKafkaError(failed.error, `list offsets of "${topic}" [${failed.partition}]`);
+    return new Map(found.map((o) => [o.partition, o.offset]));
+  }
 }
 
 /** A per-item error of an admin result (a plain `{ code, message }`) as a KafkaError. */

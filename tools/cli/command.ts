@@ -1,5 +1,6 @@
 // What every CLI subcommand provides, and the small helpers they share for their arguments.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { isClusterError } from '../../runtime/kafka/admin.js';
 
 export interface Command {
   /** Shown for `hookledger <command> --help`: usage line, then one line per option. */
@@ -45,4 +46,10 @@ export function exitIfStillRunning(warn: (message: string) => void, graceMs = 5_
     warn(`still running ${graceMs} ms after a clean close (${handles}); exiting`);
     process.exit();
   }, graceMs).unref();
+}
+
+/** A failure to reach or use Kafka, as the one line the user sees; undefined for any other error. */
+export function clusterFailure(error: unknown, brokers: readonly string[]): CommandFailed | undefined {
+  if (!isClusterError(error)) return undefined;
+  return new CommandFailed(`Kafka at ${brokers.join(',')}: ${(error as Error).message}`);
 }

@@ -1,6 +1,6 @@
 // Which offsets of each source partition a replay covers: [start, end), from times or offsets given
 // on the command line, and kept for the replay id so a resumed run covers exactly the same range.
-import type { Admin } from 'kafkajs';
+import type { TopicAdmin } from '../../runtime/kafka/admin.js';
 
 /** `partition:offset` pairs, e.g. `0:100,3:250`. */
 export type PartitionOffsets = ReadonlyMap<number, bigint>;
@@ -101,23 +101,21 @@ export function hasBounds(request: RangeRequest): boolean {
 
 /** Reads the topic's watermarks and the offsets of the requested times, and resolves the ranges. */
 export async function rangesOf(
-  admin: Admin,
+  admin: TopicAdmin,
   topic: string,
   request: RangeRequest,
 ): Promise<PartitionRange[]> {
   checkRequest(request);
-  const watermarks = (await admin.fetchTopicOffsets(topic)).map((o) => ({
+  const watermarks = (await admin.watermarks(topic)).map((o) => ({
     partition: o.partition,
     low: BigInt(o.low),
     high: BigInt(o.high),
   }));
   const atTime = async (time: number | undefined) => {
     if (time === undefined) return undefined;
-    const found = await admin.fetchTopicOffsetsByTimestamp(topic, time);
+    const found = await admin.offsetsForTime(topic, time);
     // -1: no record at or after the time; the end is then the topic's end (clamped below).
-    return new Map(
-      found.map((o) => [o.partition, BigInt(o.offset) < 0n ? BigInt(2n ** 62n) : BigInt(o.offset)]),
-    );
+    return new Map(found.map((o) => [o.partition, o.offset < 0 ? BigInt(2n ** 62n) : BigInt(o.offset)]));
   };
   return resolveRanges(request, watermarks, {
     ...(request.fromTime === undefined ? {} : { from: await atTime(request.fromTime) }),
@@ -131,27 +129,25 @@ export async function rangesOf(
  * did (records past the end were skipped with their offsets committed, and must stay out of range).
  */
 export async function loadBounds(
-  admin: Admin,
+  admin: TopicAdmin,
   groupId: string,
   topic: string,
 ): Promise<Map<number, bigint> | undefined> {
-  const [found] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  const stored = (found?.partitions ?? []).filter((p) => p.offset !== '-1');
-  if (stored.length === 0) return undefined;
-  return new Map(stored.map((p) => [p.partition, BigInt(p.offset)]));
+  const stored = await admin.committedOffsets(groupId, topic);
+  return stored.size === 0 ? undefined : stored;
 }
 
 export async function saveBounds(
-  admin: Admin,
+  admin: TopicAdmin,
   groupId: string,
   topic: string,
   ranges: readonly PartitionRange[],
 ): Promise<void> {
-  await admin.setOffsets({
+  await admin.commitOffsets(
     groupId,
     topic,
-    partitions: ranges.map((r) => ({ partition: r.partition, offset: r.end.toString() })),
-  });
+    ranges.map((r) => ({ partition: r.partition, offset: r.end })),
+  );
 }
 
 /**
@@ -159,22 +155,17 @@ export async function saveBounds(
  * without one starts at the range's start. Returns each partition's current position.
  */
 export async function startGroupAt(
-  admin: Admin,
+  admin: TopicAdmin,
   groupId: string,
   topic: string,
   ranges: readonly PartitionRange[],
 ): Promise<Map<number, bigint>> {
-  const [found] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  const committed = new Map(
-    (found?.partitions ?? []).filter((p) => p.offset !== '-1').map((p) => [p.partition, BigInt(p.offset)]),
-  );
+  const committed = await admin.committedOffsets(groupId, topic);
   const missing = ranges.filter((r) => !committed.has(r.partition));
-  if (missing.length > 0) {
-    await admin.setOffsets({
-      groupId,
-      topic,
-      partitions: missing.map((r) => ({ partition: r.partition, offset: r.start.toString() })),
-    });
-  }
+  await admin.commitOffsets(
+    groupId,
+    topic,
+    missing.map((r) => ({ partition: r.partition, offset: r.start })),
+  );
   return new Map(ranges.map((r) => [r.partition, committed.get(r.partition) ?? r.start]));
 }

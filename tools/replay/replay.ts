@@ -1,12 +1,11 @@
 // `hookledger replay`: webhooks.raw (a range of it) through the live topologies with fresh state into
 // side-by-side topics, until every partition reaches its end bound. Never writes a live topic.
-import type { Admin } from 'kafkajs';
 import type { RawInput } from '../../processors/dedupe-router/poison.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
 import { tablesTopology } from '../../processors/tables/topology.js';
 import type { Config } from '../../runtime/config.js';
-import { withAdmin } from '../../runtime/kafka/admin.js';
-import { createKafka } from '../../runtime/kafka/client.js';
+import { type TopicAdmin, withAdmin } from '../../runtime/kafka/admin.js';
+import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import type { Logger } from '../../runtime/log.js';
 import { type StreamApp, startStreamApp } from '../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../runtime/streams/topology.js';
@@ -88,15 +87,12 @@ interface RunningPart {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Committed offsets of a group on a topic, by partition (absent: none). */
-async function committed(admin: Admin, groupId: string, topic: string): Promise<Map<number, bigint>> {
-  const [found] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  return new Map(
-    (found?.partitions ?? []).filter((p) => p.offset !== '-1').map((p) => [p.partition, BigInt(p.offset)]),
-  );
+function committed(admin: TopicAdmin, groupId: string, topic: string): Promise<Map<number, bigint>> {
+  return admin.committedOffsets(groupId, topic);
 }
 
 /** Offsets passed so far and in all, over every range of a part. */
-async function progressOf(admin: Admin, part: RunningPart): Promise<{ done: bigint; total: bigint }> {
+async function progressOf(admin: TopicAdmin, part: RunningPart): Promise<{ done: bigint; total: bigint }> {
   let done = 0n;
   let total = 0n;
   for (const [topic, ranges] of part.ranges) {
@@ -115,7 +111,7 @@ async function progressOf(admin: Admin, part: RunningPart): Promise<{ done: bigi
  * Returns the ranges from this run's starting position to the end bound.
  */
 async function boundsFor(
-  admin: Admin,
+  admin: TopicAdmin,
   options: { boundsGroup: string; appId: string; topic: string; request: RangeRequest },
 ): Promise<{ ranges: PartitionRange[]; resumed: boolean }> {
   const { boundsGroup, appId, topic, request } = options;
@@ -152,11 +148,11 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
   const log = logger.child({ component: 'replay', replay: id });
   if (stage === 'tables' && (hasBounds(request) || triggers !== undefined))
     throw new BoundsError('--stage tables replays the live entity streams whole: no --from/--to/--trigger');
-  const kafka = createKafka({
+  const settings: KafkaSettings = {
     brokers: config.KAFKA_BROKERS,
     clientId: `hookledger-replay-${id}`,
     logger: log,
-  });
+  };
   const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-replay' });
   const boundsGroup = `${replayAppId(prefix, id, 'bounds')}`;
   const routerApp = replayAppId(prefix, id, 'dedupe-router');
@@ -172,7 +168,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
   let resumed = false;
   let completed = false;
   try {
-    await withAdmin(kafka, async (admin) => {
+    await withAdmin(settings, async (admin) => {
       const live = [
         ...(withRouter ? [...ROUTER_OUTPUTS.map((l) => `${prefix}${l}`), names.dedupeChangelog] : []),
         ...(withTables ? TABLE_STREAMS.flatMap((s) => [names.latest(s), names.mergeChangelog(s)]) : []),
@@ -325,7 +321,7 @@ async function startPart<V>(
 
 /** Watches committed offsets until every part reached its bounds; false when interrupted. */
 async function follow(
-  admin: Admin,
+  admin: TopicAdmin,
   context: {
     parts: RunningPart[];
     stage: ReplayStage;
@@ -354,7 +350,7 @@ async function follow(
         if (part.ranges.size === 0) {
           for (const s of TABLE_STREAMS) {
             const topic = replayTopic(names.entity(s), id);
-            const highs = await admin.fetchTopicOffsets(topic);
+            const highs = await admin.watermarks(topic);
             const at = await committed(admin, part.appId, topic);
             part.ranges.set(
               topic,

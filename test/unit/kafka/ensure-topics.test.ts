@@ -74,6 +74,9 @@ function fakeAdmin({
     brokers: async () => [{ id: 0, host: 'localhost', port: 9092 }],
     brokerConfigs: unused,
     watermarks: unused,
+    offsetsForTime: unused,
+    committedOffsets: unused,
+    commitOffsets: unused,
   };
   return { admin, topics, creates };
 }

@@ -1,12 +1,10 @@
 // `hookledger redrive`: sends dead-lettered deliveries back through the live router after a fix.
 import { loadConfig } from '../../../runtime/config.js';
-import { KafkaError } from '../../../runtime/kafka/rdkafka.js';
-import { ReadStalledError } from '../../../runtime/kafka/read-to-end.js';
 import { createLogger } from '../../../runtime/log.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { redrive, redriveSummary } from '../../redrive/redrive.js';
 import { BoundsError, parseTime } from '../../replay/bounds.js';
-import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+import { type Command, CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
 
 const HELP = `usage: hookledger redrive [options]
 
@@ -72,8 +70,8 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
     return 0;
   } catch (error) {
     const { message } = error as Error;
-    if (error instanceof KafkaError || error instanceof ReadStalledError)
-      throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${message}`);
+    const failure = clusterFailure(error, config.KAFKA_BROKERS);
+    if (failure) throw failure;
     if ((error as { status?: unknown }).status === 404)
       throw new CommandFailed(
         `the value schema of ${config.TOPIC_PREFIX}webhooks.raw is not registered at ${config.SCHEMA_REGISTRY_URL}: run \`hookledger topics\` first`,

@@ -13,7 +13,7 @@ import { progressReporter } from '../../replay/progress.js';
 import { ReplayConflictError, type ReplayStage, runReplay } from '../../replay/replay.js';
 import { cutOver, summary } from '../../replay/report.js';
 import { defaultReplayId, MissingLiveTopicError, REPLAY_ID } from '../../replay/topics.js';
-import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+import { type Command, CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
 
 const HELP = `usage: hookledger replay [options]
 
@@ -111,9 +111,9 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
       error instanceof TopicConflictError
     )
       throw new CommandFailed(error.message);
-    const { name, message } = error as Error;
-    if (name.startsWith('KafkaJS'))
-      throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${message}`);
+    const { message } = error as Error;
+    const failure = clusterFailure(error, config.KAFKA_BROKERS);
+    if (failure) throw failure;
     if ((error as { status?: unknown }).status !== undefined)
       throw new CommandFailed(`schema registry at ${config.SCHEMA_REGISTRY_URL}: ${message.split('\n')[0]}`);
     throw error;

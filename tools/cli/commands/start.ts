@@ -9,7 +9,7 @@ import { startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
 import { defaultStateDir, runningStack, type Stack, startStack } from '../../stack/index.js';
-import { type Command, CommandFailed, exitIfStillRunning, parseOptions } from '../command.js';
+import { type Command, clusterFailure, exitIfStillRunning, parseOptions } from '../command.js';
 import { setUpTopics } from './topics.js';
 
 const HELP = [
@@ -173,10 +173,7 @@ export const command: Command = {
       closedCleanly = true;
       return reason.startsWith('SIG') ? 0 : 1;
     } catch (error) {
-      if (error instanceof Error && error.name.startsWith('KafkaJS')) {
-        throw new CommandFailed(`Kafka at ${stack.brokers.join(',')}: ${error.message}`);
-      }
-      throw error;
+      throw clusterFailure(error, stack.brokers) ?? error;
     } finally {
       await stopStack();
       if (closedCleanly) exitIfStillRunning((message) => console.error(`hookledger: ${message}`));

@@ -1,12 +1,10 @@
 // `hookledger tail <stream>`: prints a topic's records as JSON lines, values decoded through the registry.
 import { loadConfig } from '../../../runtime/config.js';
-import { KafkaError } from '../../../runtime/kafka/rdkafka.js';
-import { ReadStalledError } from '../../../runtime/kafka/read-to-end.js';
 import { createLogger } from '../../../runtime/log.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { resolveTopic } from '../../tail/streams.js';
 import { tail, UnknownTopicError } from '../../tail/tail.js';
-import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+import { type Command, CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
 
 const HELP = `usage: hookledger tail <stream> [options]
 
@@ -88,8 +86,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
     );
   } catch (error) {
     if (error instanceof UnknownTopicError) throw new CommandFailed(error.message);
-    if (error instanceof KafkaError || error instanceof ReadStalledError)
-      throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${error.message}`);
+    throw clusterFailure(error, config.KAFKA_BROKERS) ?? error;
     throw error;
   } finally {
     io.signal?.removeEventListener('abort', stop);

@@ -3,7 +3,6 @@ import { type Config, loadConfig } from '../../../runtime/config.js';
 import {
   brokerCount,
   defaultReplicationFactor,
-  isClusterError,
   topicStates,
   withAdmin,
 } from '../../../runtime/kafka/admin.js';
@@ -16,7 +15,7 @@ import { createLogger, type Logger } from '../../../runtime/log.js';
 import { CompatibilityLevelError, createSerde, type RegisteredSubject } from '../../../schemas/serde.js';
 import { DurabilityError, rawDurabilityCheck } from '../../../schemas/topic-checks.js';
 import { DEFAULT_PARTITIONS, topicCatalog, topicNames } from '../../../schemas/topics.js';
-import { type Command, CommandFailed, parseOptions, UsageError } from '../command.js';
+import { type Command, CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
 
 const HELP = `usage: hookledger topics [options]
 
@@ -171,8 +170,8 @@ export const command: Command = {
       ) {
         throw new CommandFailed(error.message);
       }
-      if (isClusterError(error))
-        throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${(error as Error).message}`);
+      const failure = clusterFailure(error, config.KAFKA_BROKERS);
+      if (failure) throw failure;
       throw error;
     }
 
