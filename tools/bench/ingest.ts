@@ -10,7 +10,6 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { signBody } from '../../ingest/webhooks/signature.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
-import { createKafka } from '../../runtime/kafka/client.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import { topicCatalog, topicNames } from '../../schemas/topics.js';
 import { type Stack, startStack } from '../stack/index.js';
@@ -160,7 +159,7 @@ function describe(r: StepFigures): string {
 // ---- the runs --------------------------------------------------------------------------------------
 
 async function createTopic(brokers: string[], name: string, prefix: string): Promise<void> {
-  const kafka = createKafka({ brokers, clientId: 'bench-topics', logger: pino({ level: 'silent' }) });
+  const settings = { brokers, clientId: 'bench-topics', logger: pino({ level: 'silent' }) };
   const raw = topicNames(prefix).raw;
   const spec = topicCatalog({
     prefix,
@@ -169,7 +168,7 @@ async function createTopic(brokers: string[], name: string, prefix: string): Pro
     partitions: 12,
     replicationFactor: 1,
   }).find((t) => t.name === raw)!;
-  await withAdmin(kafka, (admin) => ensureTopics(admin, [{ ...spec, name }]));
+  await withAdmin(settings, (admin) => ensureTopics(admin, [{ ...spec, name }]));
 }
 
 function startIngest(
