@@ -59,7 +59,8 @@ export async function startProcessors({
     host: config.PROCESSOR_HOST,
     port: config.PROCESSOR_PORT,
     registry,
-    checks: Object.fromEntries(stages.map((s) => [s.name, () => s.app.isReady()])),
+    // Each stage's readiness names what keeps it unready (a partition and its last restore error).
+    checks: Object.fromEntries(stages.map((s) => [s.name, () => s.app.readiness()])),
   });
   logger.info({ url: ops.url, stages: names }, 'processors running');
   return {

@@ -57,7 +57,10 @@ export class EosProducer {
         'transaction.timeout.ms': transactionTimeoutMs,
         // A transaction's records are flushed by commitTransaction; no per-record delivery events.
         dr_cb: false,
-        'linger.ms': 5,
+        // Nobody sees a record before its transaction commits, and the commit flushes: waiting to fill
+        // batches costs no freshness and saves the broker work (Kafka Streams' EOS producer uses 100 ms;
+        // bench:process measured broker CPU per router event 104–149 µs at 100 against 157–374 µs at 5).
+        'linger.ms': 100,
         'message.max.bytes': Math.max(1_000_000, maxMessageBytes + 1_024),
       } as never,
       'eos-producer',

@@ -7,8 +7,16 @@ export interface OpsServerOptions {
   host: string;
   port: number;
   registry: Registry;
-  /** Named readiness checks; /readyz answers 200 only when every one is true. */
-  checks: Record<string, () => boolean>;
+  /**
+   * Named readiness checks; /readyz answers 200 only when every one is ready. A check may say why it
+   * is not (a partition whose restore keeps failing, and the error): /readyz lists those reasons.
+   */
+  checks: Record<string, () => boolean | Readiness>;
+}
+
+export interface Readiness {
+  ready: boolean;
+  reasons?: readonly string[];
 }
 
 export interface OpsServer {
@@ -28,9 +36,20 @@ export async function startOpsServer({ host, port, registry, checks }: OpsServer
     if (path === '/healthz') return send(200, JSON.stringify({ status: 'ok' }));
     if (path === '/readyz') {
       const results: Record<string, boolean> = { accepting: !closing };
-      for (const [name, check] of Object.entries(checks)) results[name] = check();
+      const reasons: Record<string, readonly string[]> = {};
+      if (closing) reasons.accepting = ['shutting down'];
+      for (const [name, check] of Object.entries(checks)) {
+        const result = check();
+        const readiness = typeof result === 'boolean' ? { ready: result } : result;
+        results[name] = readiness.ready;
+        if (!readiness.ready && readiness.reasons !== undefined && readiness.reasons.length > 0)
+          reasons[name] = readiness.reasons;
+      }
       const ready = Object.values(results).every(Boolean);
-      return send(ready ? 200 : 503, JSON.stringify({ ready, checks: results }));
+      return send(
+        ready ? 200 : 503,
+        JSON.stringify(ready ? { ready, checks: results } : { ready, checks: results, reasons }),
+      );
     }
     if (path === '/metrics') {
       registry.metrics().then(

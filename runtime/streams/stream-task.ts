@@ -70,6 +70,8 @@ export class StreamTask<V> {
     failures: number;
     retryAt: number;
     done: boolean;
+    /** Why the last attempt failed, while it is retried (readiness names it). */
+    lastError?: string;
   } = { failures: 0, retryAt: 0, done: false };
 
   constructor(private readonly options: StreamTaskOptions<V>) {

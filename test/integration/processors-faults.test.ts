@@ -25,17 +25,8 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 async function committedRecords(harness: ProcessorsHarness, groupId: string): Promise<bigint> {
-  const admin = harness.kafka.admin();
-  await admin.connect();
-  try {
-    const [committed] = await admin.fetchOffsets({ groupId, topics: [harness.names.raw] });
-    return (committed?.partitions ?? []).reduce(
-      (sum, p) => sum + (p.offset === '-1' ? 0n : BigInt(p.offset)),
-      0n,
-    );
-  } finally {
-    await admin.disconnect();
-  }
+  const committed = await harness.committedOffsets(groupId, harness.names.raw);
+  return [...committed.values()].reduce((sum, offset) => sum + (offset < 0n ? 0n : offset), 0n);
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs = 60_000, what = 'condition'): Promise<void> {

@@ -3,6 +3,7 @@
 import { STAGES, startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
+import type { RunningStage } from '../../../runtime/streams/stage.js';
 import { type Command, CommandFailed, exitIfStillRunning, parseOptions, UsageError } from '../command.js';
 
 const HELP = `usage: hookledger process [options]
@@ -57,8 +58,17 @@ export const command: Command = {
     force.unref();
     await processors.close();
     clearTimeout(force);
-    const code = outcome.stopped === undefined ? 0 : 1;
     exitIfStillRunning((message) => logger.warn(message));
-    return code;
+    if (outcome.stopped === undefined) return 0;
+    // Stopped by itself (a fatal error): one line on stderr naming the stage and why, exit 1.
+    throw new CommandFailed(stoppedLine(outcome.stopped, processors.stages));
   },
 };
+
+/** `<stage> stopped: <reason>`, on one line whatever the error's message holds. */
+export function stoppedLine(stage: string, stages: readonly RunningStage[]): string {
+  const failure = stages.find((s) => s.name === stage)?.app.failure();
+  const reason =
+    failure === undefined ? 'stopped by itself' : failure.message.replace(/\s*\n\s*/g, ' ').trim();
+  return `the ${stage} stage stopped: ${reason}`;
+}

@@ -1,0 +1,155 @@
+// Rebalances of a stream app instance: the consumer's callback only queues what happened and moves
+// task states (revoked, lost); the poll loop then acts on the queue: a revoke commits the open
+// transaction before the partitions are given back, a loss aborts it, an assignment makes paused tasks.
+import type { RestoreOrchestrator } from './restore-orchestrator.js';
+import { keyOf, nameOf, type RunnerContext } from './runner-context.js';
+import type { TopicPartition } from './stream-clients.js';
+import { StreamTask } from './stream-task.js';
+import type { PartitionPort } from './task-state.js';
+import type { Topology } from './topology.js';
+import type { TransactionCycle } from './transaction-cycle.js';
+
+type RebalanceEvent =
+  | { kind: 'assign'; partitions: TopicPartition[] }
+  | { kind: 'revoke'; partitions: TopicPartition[]; lost: boolean };
+
+export interface RebalancesOptions<V> {
+  topology: Topology<V>;
+  restorer: RestoreOrchestrator<V>;
+  cycle: TransactionCycle<V>;
+}
+
+export class Rebalances<V> {
+  readonly #events: RebalanceEvent[] = [];
+  /** Set once the loop ended: callbacks (of the consumer's close, or an assignment after close) are acknowledged at once. */
+  #finished = false;
+  /** An assignment was handled: the instance has joined its group. */
+  joined = false;
+  readonly #sources;
+  /** Pause and resume for the task state machines (a partition already gone is fine). */
+  readonly #port: PartitionPort;
+
+  constructor(
+    private readonly context: RunnerContext<V>,
+    private readonly options: RebalancesOptions<V>,
+  ) {
+    this.#sources = new Map(options.topology.sources.map((s) => [s.topic, s]));
+    const act = (what: 'pause' | 'resume') => (topic: string, partition: number) => {
+      try {
+        context.consumer[what]([{ topic, partition }]);
+      } catch (error) {
+        context.log.debug({ err: error, topic, partition }, `${what} failed (partition already gone)`);
+      }
+    };
+    this.#port = { pause: act('pause'), resume: act('resume') };
+  }
+
+  /** Rebalances are waiting for the loop. */
+  get pending(): boolean {
+    return this.#events.length > 0;
+  }
+
+  /** A loss is waiting: nothing of the open transaction may commit. */
+  get lossPending(): boolean {
+    return this.#events.some((e) => e.kind === 'revoke' && e.lost);
+  }
+
+  /** The consumer's rebalance callback: records what happened and moves task states; the loop acts on it. */
+  onRebalance(kind: 'assign' | 'revoke' | 'error', partitions: TopicPartition[], error?: unknown): void {
+    const { consumer, tasks, log } = this.context;
+    if (this.#finished) {
+      // The consumer closes (or the app stopped): nothing is processed any more, acknowledge at once.
+      try {
+        if (kind === 'assign') consumer.incrementalAssign(partitions);
+        else if (kind === 'revoke') consumer.incrementalUnassign(partitions);
+      } catch (err) {
+        log.debug({ err }, 'rebalance acknowledgement after stop failed');
+      }
+      return;
+    }
+    if (kind === 'assign') {
+      this.#events.push({ kind: 'assign', partitions });
+    } else if (kind === 'revoke') {
+      const lost = consumer.assignmentLost();
+      for (const { topic, partition } of partitions) {
+        const task = tasks.get(keyOf(topic, partition));
+        if (task?.machine.owned) task.machine.transitionTo(lost ? 'lost' : 'revoked');
+      }
+      this.#events.push({ kind: 'revoke', partitions, lost });
+    } else {
+      log.error({ err: error }, 'rebalance error');
+    }
+  }
+
+  /** The loop's part: handles every queued rebalance, in order. */
+  async handle(): Promise<void> {
+    while (this.#events.length > 0 && !this.context.halted()) {
+      const event = this.#events.shift()!;
+      if (event.kind === 'assign') this.#assign(event.partitions);
+      else await this.#revoke(event.partitions, event.lost);
+    }
+  }
+
+  #assign(partitions: TopicPartition[]): void {
+    const { consumer, tasks, log } = this.context;
+    consumer.incrementalAssign(partitions);
+    this.joined = true;
+    for (const { topic, partition } of partitions) {
+      const source = this.#sources.get(topic);
+      if (source === undefined) continue;
+      const key = keyOf(topic, partition);
+      const old = tasks.get(key);
+      if (old !== undefined) this.options.restorer.closeTask(old);
+      // A new task pauses its partition at once; it is resumed when its state is restored.
+      tasks.set(
+        key,
+        new StreamTask<V>({
+          topology: this.options.topology,
+          source,
+          partition,
+          port: this.#port,
+          logger: log,
+        }),
+      );
+    }
+    log.info({ partitions: partitions.map(nameOf) }, 'partitions assigned');
+  }
+
+  async #revoke(partitions: TopicPartition[], lost: boolean): Promise<void> {
+    const { consumer, tasks, log } = this.context;
+    const { cycle, restorer } = this.options;
+    if (lost) {
+      // Lost: another member may own them already; nothing of this transaction may commit.
+      if (cycle.inTransaction) await cycle.abort('partitions lost');
+    } else if (cycle.inTransaction) {
+      // Revoked in order: what was processed is committed before the partitions are given back.
+      await cycle.commit().catch(async (error: unknown) => {
+        log.warn({ err: error }, 'commit before revoke failed; aborting');
+        await cycle
+          .abort('commit before revoke failed')
+          .catch((abortError: unknown) => cycle.onFailure(abortError));
+      });
+    }
+    for (const { topic, partition } of partitions) {
+      const task = tasks.get(keyOf(topic, partition));
+      if (task === undefined) continue;
+      tasks.delete(keyOf(topic, partition));
+      restorer.closeTask(task);
+    }
+    consumer.incrementalUnassign(partitions);
+    log.info({ partitions: partitions.map(nameOf), lost }, lost ? 'partitions lost' : 'partitions revoked');
+  }
+
+  /** The loop ended: from now on callbacks are acknowledged at once; what it did not handle is acknowledged now. */
+  finish(): void {
+    this.#finished = true;
+    for (const event of this.#events.splice(0)) {
+      try {
+        if (event.kind === 'assign') this.context.consumer.incrementalAssign(event.partitions);
+        else this.context.consumer.incrementalUnassign(event.partitions);
+      } catch {
+        // the consumer is going away
+      }
+    }
+  }
+}

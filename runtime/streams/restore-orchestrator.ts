@@ -1,0 +1,124 @@
+// Restores beside the poll loop: newly assigned tasks read their changelogs (paused meanwhile), a failed
+// restore is retried after a back-off, and a restored task resumes from the group's committed offset.
+
+import type { RestoreRun } from './restore.js';
+import { backoffDelay } from './retry.js';
+import { nameOf, type RunnerContext, seekTask } from './runner-context.js';
+import type { StreamTask } from './stream-task.js';
+
+/** Starts one restore of the given tasks' stores (restore.ts's restoreTasks, or a fake). */
+export type RestoreTasks<V> = (tasks: readonly StreamTask<V>[]) => RestoreRun;
+
+export interface RestoreOrchestratorOptions {
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+}
+
+export class RestoreOrchestrator<V> {
+  readonly #runs = new Map<StreamTask<V>, RestoreRun>();
+
+  constructor(
+    private readonly context: RunnerContext<V>,
+    private readonly restore: RestoreTasks<V>,
+    private readonly options: RestoreOrchestratorOptions = {},
+  ) {}
+
+  /**
+   * Called by the loop each cycle: starts restores of new tasks and of failed ones whose back-off is
+   * over, and moves restored tasks to RUNNING (seeking to the committed offset). Never waits for a read.
+   */
+  advance(now = Date.now()): void {
+    const due: StreamTask<V>[] = [];
+    for (const task of this.context.tasks.values()) {
+      if (task.state === 'assigned') {
+        task.machine.transitionTo('restoring');
+        due.push(task);
+      } else if (task.state === 'restoring') {
+        if (task.restore.done) this.#run(task);
+        else if (task.restore.attempt === undefined && now >= task.restore.retryAt) due.push(task);
+      }
+    }
+    if (due.length > 0) this.#start(due);
+  }
+
+  #run(task: StreamTask<V>): void {
+    task.machine.transitionTo('running');
+    // From the group's committed offset, whatever was fetched (and dropped) while it was paused: the
+    // seek is queued right behind the resume, so nothing fetched from elsewhere is handed over.
+    if (task.fetchFrom !== undefined) void seekTask(this.context, task, task.fetchFrom);
+    task.fetchFrom = undefined;
+    task.log.info(
+      { streamTime: task.streamTime, stores: Object.fromEntries(task.storeSizes()) },
+      'partition restored and running',
+    );
+  }
+
+  #start(due: StreamTask<V>[]): void {
+    const { log, instrument } = this.context;
+    const run = this.restore(due);
+    for (const task of due) this.#runs.set(task, run);
+    const attempt = run.done
+      .then(async (result) => {
+        await this.#lookUpCommitted(due.filter((t) => t.state === 'restoring'));
+        return result;
+      })
+      .then(
+        ({ durationMs, records }) => {
+          for (const task of due) {
+            this.#settled(task, run);
+            if (task.state !== 'restoring') continue;
+            task.finishRestore();
+            task.restore.done = true;
+            task.restore.failures = 0;
+            task.restore.lastError = undefined;
+          }
+          for (const topic of new Set(due.flatMap((t) => t.changelogs().map((c) => c.topic))))
+            instrument('stream.restore', { topic }, durationMs / 1000);
+          log.info({ partitions: due.map(nameOf), records, durationMs }, 'changelogs restored');
+        },
+        (error: unknown) => {
+          const { retryInitialMs = 500, retryMaxMs = 30_000 } = this.options;
+          for (const task of due) {
+            this.#settled(task, run);
+            if (task.state !== 'restoring') continue;
+            task.restore.failures++;
+            task.restore.lastError = error instanceof Error ? error.message : String(error);
+            task.restore.retryAt =
+              Date.now() + backoffDelay(task.restore.failures, retryInitialMs, retryMaxMs);
+          }
+          if (!this.context.closing())
+            log.warn(
+              { err: error, partitions: due.map(nameOf) },
+              'restore failed; retrying after a back-off',
+            );
+        },
+      );
+    for (const task of due) task.restore.attempt = attempt;
+  }
+
+  #settled(task: StreamTask<V>, run: RestoreRun): void {
+    if (this.#runs.get(task) === run) this.#runs.delete(task);
+    task.restore.attempt = undefined;
+  }
+
+  /** Closes a task; its restore's reader goes once none of that restore's tasks wants it (a revoke during restore). */
+  closeTask(task: StreamTask<V>): void {
+    const run = this.#runs.get(task);
+    this.#runs.delete(task);
+    task.close();
+    if (run !== undefined && ![...this.#runs.values()].includes(run)) run.cancel();
+  }
+
+  /** Where each task starts: the group's committed offset (looked up while it is still paused). */
+  async #lookUpCommitted(due: readonly StreamTask<V>[]): Promise<void> {
+    if (due.length === 0) return;
+    const found = await this.context.consumer.committed(
+      due.map((t) => ({ topic: t.topic, partition: t.partition })),
+      10_000,
+    );
+    for (const { topic, partition, offset } of found) {
+      const task = due.find((t) => t.topic === topic && t.partition === partition);
+      if (task !== undefined && typeof offset === 'number' && offset >= 0) task.fetchFrom = BigInt(offset);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type OpsServer, startOpsServer } from '../../../runtime/streams/ops-server.js';
+
+describe('the stream apps’ ops server', () => {
+  let server: OpsServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('answers /readyz 503 naming the partition whose restore keeps failing, and its last error', async () => {
+    let readiness = {
+      ready: false,
+      reasons: [
+        'webhooks.raw[2] restoring: restore failed 3 times, retrying (last error: changelog unreachable)',
+      ],
+    };
+    server = await startOpsServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: new Registry(),
+      checks: { 'dedupe-router': () => readiness, tables: () => true },
+    });
+    const unready = await fetch(`${server.url}/readyz`);
+    expect(unready.status).toBe(503);
+    expect(await unready.json()).toEqual({
+      ready: false,
+      checks: { accepting: true, 'dedupe-router': false, tables: true },
+      reasons: {
+        'dedupe-router': [
+          'webhooks.raw[2] restoring: restore failed 3 times, retrying (last error: changelog unreachable)',
+        ],
+      },
+    });
+
+    readiness = { ready: true, reasons: [] };
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({
+      ready: true,
+      checks: { accepting: true, 'dedupe-router': true, tables: true },
+    });
+  });
+});

@@ -1,0 +1,297 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import type { InputRecord, Processor, ProcessorContext } from '../../../runtime/streams/processor.js';
+import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
+import {
+  type StreamApp,
+  type StreamAppOptions,
+  startStreamApp,
+} from '../../../runtime/streams/stream-runner.js';
+import type { Topology } from '../../../runtime/streams/topology.js';
+import { deferred, FakeKafka } from './fake-stream-clients.js';
+
+const codec = { encode: (v: number) => Buffer.from(String(v)), decode: (b: Buffer) => Number(b.toString()) };
+
+/** Remembers each key's last value and forwards every record. */
+class Forwarding implements Processor<number> {
+  #context!: ProcessorContext;
+  init(context: ProcessorContext) {
+    this.#context = context;
+  }
+  process(record: InputRecord<number>) {
+    this.#context
+      .getStore<ChangelogKeyValueStore<number>>('last')
+      .put(record.key!, record.value, record.timestamp);
+    this.#context.forward('out', record.key!, record.value);
+  }
+}
+
+const topology: Topology<number> = {
+  name: 't',
+  sources: [{ topic: 'in', deserialize: async ({ value }) => Number(value?.toString()) }],
+  processor: { name: 'forward', create: () => new Forwarding() },
+  stores: [
+    {
+      name: 'last',
+      changelogTopic: () => 'in-changelog',
+      create: () => new ChangelogKeyValueStore<number>('last', new MapBacking<number>(), codec),
+    },
+  ],
+  sinks: [{ name: 'out', topic: 'out', serialize: (v) => Buffer.from(String(v)) }],
+};
+
+const rd = (code: number, message = `code ${code}`) =>
+  new KafkaError(Object.assign(new Error(message), { code }));
+const p0 = { topic: 'in', partition: 0 };
+const p1 = { topic: 'in', partition: 1 };
+
+async function until(check: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+const apps: StreamApp[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+});
+
+async function start(kafka: FakeKafka, options: Partial<StreamAppOptions<number>> = {}): Promise<StreamApp> {
+  const app = await startStreamApp<number>({
+    kafka: { brokers: ['fake:9092'], clientId: 'unit', logger: pino({ level: 'silent' }) },
+    topology,
+    appId: 'app',
+    instanceId: 'i1',
+    logger: pino({ level: 'silent' }),
+    clients: kafka.clients,
+    restore: kafka.restore,
+    restoreRetryInitialMs: 20,
+    restoreRetryMaxMs: 200,
+    ...options,
+  });
+  apps.push(app);
+  return app;
+}
+
+const statusOf = (app: StreamApp, partition: number) =>
+  app.tasks().find((t) => t.topic === 'in' && t.partition === partition)?.status;
+
+describe('the stream runner with a fake Kafka client', () => {
+  it('retries a failed restore with a back-off, names the failure in readiness, then runs the partition', async () => {
+    const kafka = new FakeKafka();
+    kafka.restoreSteps = [
+      new Error('changelog in-changelog unreachable'),
+      new Error('changelog in-changelog unreachable'),
+    ];
+    kafka.produce('in', 0, [1, 2, 3]);
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+
+    await until(() => app.tasks()[0]?.restoreFailures === 1, 'a first failed restore');
+    const { ready, reasons } = app.readiness();
+    expect(ready).toBe(false);
+    expect(reasons.join('\n')).toMatch(
+      /in\[0\] restoring: restore failed 1 time, retrying \(last error: changelog in-changelog unreachable\)/,
+    );
+    expect(app.tasks()[0]).toMatchObject({
+      status: 'restoring',
+      restoreError: 'changelog in-changelog unreachable',
+    });
+
+    await until(() => kafka.values('out').length === 3, 'the records routed after the restore succeeded');
+    expect(kafka.restores).toHaveLength(3);
+    // Back-off: 20 ms, then 40 ms.
+    expect(kafka.restores[1]!.at - kafka.restores[0]!.at).toBeGreaterThanOrEqual(18);
+    expect(kafka.restores[2]!.at - kafka.restores[1]!.at).toBeGreaterThanOrEqual(38);
+    expect(statusOf(app, 0)).toBe('running');
+    expect(app.tasks()[0]!.restoreError).toBeUndefined();
+    expect(app.readiness()).toEqual({ ready: true, reasons: [] });
+    expect(app.isReady()).toBe(true);
+  });
+
+  it('resumes a partition lost with an open transaction once it is assigned back, and routes its records', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.length === 2, 'two records processed in an open transaction');
+
+    kafka.consumer.rebalance('revoke', [p0], true);
+    await until(() => kafka.log.includes('unassign in[0]'), 'the lost partition unassigned');
+    expect(kafka.consumer.paused.has('in[0]')).toBe(true);
+
+    kafka.produce('in', 0, [3]);
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.length === 5, 'the three records processed again by the new task');
+    expect(kafka.log.lastIndexOf('resume in[0]')).toBeGreaterThan(kafka.log.lastIndexOf('assign in[0]'));
+    expect(kafka.consumer.paused.has('in[0]')).toBe(false);
+    expect(statusOf(app, 0)).toBe('running');
+    // The close commits what the new task processed: every record once, from offset 0.
+    await app.close();
+    apps.length = 0;
+    expect(kafka.values('out')).toEqual([1, 2, 3]);
+    expect(kafka.committed.get('in[0]')).toBe(3);
+  });
+
+  it('replaces a fenced producer, rewinds, and the partition keeps moving', async () => {
+    const kafka = new FakeKafka();
+    kafka.commitSteps = [rd(ERRORS.ERR__FENCED, 'fenced')];
+    kafka.produce('in', 0, [1, 2]);
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 2, 'the records committed by the new producer');
+    expect(kafka.producers.map((p) => p.isOpen)).toEqual([false, true]);
+    expect(kafka.log).toContain('seek in[0] 0');
+    expect(kafka.values('out')).toEqual([1, 2]);
+    kafka.produce('in', 0, [3]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'a later record');
+    expect(statusOf(app, 0)).toBe('running');
+  });
+
+  it('cancels the restore of a partition revoked while it restores, and closes its task cleanly', async () => {
+    const kafka = new FakeKafka();
+    const never = deferred();
+    kafka.restoreSteps = [never];
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.restores.length === 1, 'the restore started');
+
+    kafka.consumer.rebalance('revoke', [p0]);
+    await until(() => kafka.log.includes('unassign in[0]'), 'the partition given back');
+    expect(kafka.restores[0]!.cancelled).toBe(true);
+    expect(app.tasks()).toEqual([]);
+    expect(kafka.log).not.toContain('resume in[0]');
+    expect(kafka.log).not.toContain('commit');
+    // Nothing left to restore: ready again, and no further restore is tried.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(kafka.restores).toHaveLength(1);
+    expect(app.isReady()).toBe(true);
+  });
+
+  it('commits the open transaction before it gives revoked partitions back', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    kafka.produce('in', 1, [3]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0, p1]);
+    await until(() => kafka.sent.length === 3, 'three records processed');
+    expect(kafka.log).not.toContain('commit');
+
+    kafka.consumer.rebalance('revoke', [p0]);
+    await until(() => kafka.log.includes('unassign in[0]'), 'the revoked partition given back');
+    const log = kafka.log;
+    expect(log.indexOf('committed')).toBeGreaterThan(-1);
+    expect(log.indexOf('committed')).toBeLessThan(log.indexOf('unassign in[0]'));
+    expect(log.find((l) => l.startsWith('offsets'))).toBe('offsets in[0]=2 in[1]=1');
+    expect(kafka.committed.get('in[0]')).toBe(2);
+    expect(statusOf(app, 1)).toBe('running');
+  });
+
+  it('aborts the open transaction of lost partitions and never commits it', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.length === 2, 'two records processed');
+
+    kafka.consumer.rebalance('revoke', [p0], true);
+    await until(() => kafka.log.includes('unassign in[0]'), 'the lost partition unassigned');
+    expect(kafka.log.indexOf('abort')).toBeLessThan(kafka.log.indexOf('unassign in[0]'));
+    expect(kafka.log).not.toContain('commit');
+    expect(kafka.log.some((l) => l.startsWith('offsets'))).toBe(false);
+    expect(kafka.committed.size).toBe(0);
+    expect(kafka.values('out')).toEqual([]);
+  });
+
+  it('stops with the reason when another consumer runs with its instance id', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.length === 1, 'a record processed');
+
+    kafka.consumer.emitError(
+      rd(
+        ERRORS.ERR_FENCED_INSTANCE_ID,
+        'Broker: Static consumer fenced by other consumer with same group.instance.id',
+      ),
+    );
+    await app.stopped;
+    expect(app.failure()?.message).toMatch(/Static consumer fenced by other consumer/);
+    expect(app.readiness().ready).toBe(false);
+    expect(app.readiness().reasons[0]).toMatch(/^stopped: Broker: Static consumer fenced/);
+    // A failure leaves the open transaction to the abort: nothing of it commits.
+    expect(kafka.log).toContain('abort');
+    expect(kafka.log).not.toContain('commit');
+    expect(kafka.openProducers).toBe(0);
+    expect(kafka.consumer.connected).toBe(false);
+  });
+
+  it('stops with the reason when its producer is fenced again and again', async () => {
+    const kafka = new FakeKafka();
+    const fenced = rd(ERRORS.ERR__FENCED, 'fenced');
+    kafka.commitSteps = [fenced, fenced, fenced, fenced];
+    kafka.produce('in', 0, [1]);
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await app.stopped;
+    expect(app.failure()?.message).toBe(
+      'producer app-i1 fenced repeatedly: another instance runs with instance id i1',
+    );
+    expect(kafka.openProducers).toBe(0);
+  });
+});
+
+describe('the stream runner opening and closing', () => {
+  it('closes its producer when the start fails after the producer opened', async () => {
+    const kafka = new FakeKafka();
+    kafka.connectStep = new Error('connect: all brokers down');
+    await expect(start(kafka)).rejects.toThrow(/all brokers down/);
+    expect(kafka.producers).toHaveLength(1);
+    expect(kafka.openProducers).toBe(0);
+  });
+
+  it('never installs a producer fenced while it opens: the start fails and nothing is connected', async () => {
+    const kafka = new FakeKafka();
+    kafka.openSteps = [rd(ERRORS.ERR__FENCED, 'fenced while opening')];
+    await expect(start(kafka)).rejects.toThrow(/fenced while opening/);
+    expect(kafka.openProducers).toBe(0);
+    expect(kafka.log).not.toContain('connect');
+  });
+
+  it('closes a replacement producer that finishes opening after close began', async () => {
+    const kafka = new FakeKafka();
+    kafka.commitSteps = [rd(ERRORS.ERR__FENCED, 'fenced')];
+    const slowOpen = deferred();
+    kafka.openSteps = [undefined, slowOpen];
+    kafka.produce('in', 0, [1]);
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.log.includes('open #2'), 'the replacement producer opening');
+
+    const closed = app.close();
+    slowOpen.resolve();
+    await closed;
+    apps.length = 0;
+    expect(kafka.producers).toHaveLength(2);
+    expect(kafka.openProducers).toBe(0);
+    expect(app.failure()).toBeUndefined();
+  });
+
+  it('makes no task of an assignment that comes after close, and only acknowledges it', async () => {
+    const kafka = new FakeKafka();
+    const app = await start(kafka);
+    await app.close();
+    apps.length = 0;
+    const before = kafka.log.length;
+    kafka.consumer.rebalance('assign', [p0]);
+    expect(kafka.log.slice(before)).toEqual(['assign in[0]']);
+    expect(app.tasks()).toEqual([]);
+    expect(kafka.restores).toHaveLength(0);
+    expect(kafka.producers).toHaveLength(1);
+    expect(kafka.openProducers).toBe(0);
+  });
+});
