@@ -1,4 +1,4 @@
-// What ingest needs from Kafka, as small ports: the kafkajs adapter implements them, unit tests fake them.
+// What ingest needs from Kafka, as small ports: the librdkafka adapter implements them, unit tests fake them.
 
 /** One encoded raw envelope, ready to produce. */
 export interface RawRecord {

@@ -163,7 +163,7 @@ export class RawProducer {
   }
 
   /**
-   * Any failed send replaces the producer: kafkajs has already retried what was retriable, and after a
+   * Any failed send replaces the producer: librdkafka has already retried what was retriable, and after a
    * timeout or a fatal error (out-of-order sequence, unknown producer id) an idempotent producer's
    * sequence state cannot be trusted. A new producer gets a new producer id.
    */

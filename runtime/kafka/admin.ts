@@ -1,12 +1,10 @@
 // The admin port: the cluster operations hookledger needs (topics, their configs, brokers, watermarks),
 // what a topic looks like as found, and a scoped admin connection. Built on librdkafka in rdkafka-admin.ts.
-import type { Admin as KafkajsAdmin, Kafka as KafkajsClient } from 'kafkajs';
 import {
   BrokersUnreachableError,
   DescribeConfigsError,
   UnsupportedSecurityError,
 } from './describe-configs.js';
-import { type AnyAdmin, asTopicAdmin, isKafkajsClient, withKafkajsAdmin } from './kafkajs-admin-bridge.js';
 import { KafkaError, type KafkaSettings } from './rdkafka.js';
 import { createTopicAdmin } from './rdkafka-admin.js';
 import { ReadStalledError } from './read-to-end.js';
@@ -87,20 +85,13 @@ export interface TopicAdmin {
 }
 
 /** Connects an admin client, runs `use`, and disconnects whatever happened. */
-export function withAdmin<T>(settings: KafkaSettings, use: (admin: TopicAdmin) => Promise<T>): Promise<T>;
-/**
- * @deprecated Transitional, for callers that still build a kafkajs client (kafkajs-admin-bridge.ts):
- * hands `use` kafkajs's own admin, as before. Goes away with runtime/kafka/client.ts.
- */
-export function withAdmin<T>(kafka: KafkajsClient, use: (admin: KafkajsAdmin) => Promise<T>): Promise<T>;
 export async function withAdmin<T>(
-  source: KafkaSettings | KafkajsClient,
-  use: ((admin: TopicAdmin) => Promise<T>) | ((admin: KafkajsAdmin) => Promise<T>),
+  settings: KafkaSettings,
+  use: (admin: TopicAdmin) => Promise<T>,
 ): Promise<T> {
-  if (isKafkajsClient(source)) return withKafkajsAdmin(source, use as (admin: KafkajsAdmin) => Promise<T>);
-  const admin = createTopicAdmin(source);
+  const admin = createTopicAdmin(settings);
   try {
-    return await (use as (admin: TopicAdmin) => Promise<T>)(admin);
+    return await use(admin);
   } finally {
     admin.close();
   }
@@ -121,14 +112,13 @@ export function defaultReplicationFactor(brokers: number, preferred = 3): number
  * configuration (broker defaults included). Topics that do not exist are absent from the map.
  */
 export async function topicStates(
-  admin: AnyAdmin,
+  admin: TopicAdmin,
   names: readonly string[],
 ): Promise<Map<string, TopicState>> {
-  const port = asTopicAdmin(admin);
-  const found = await port.describeTopics([...new Set(names)]);
+  const found = await admin.describeTopics([...new Set(names)]);
   const states = new Map<string, TopicState>();
   if (found.length === 0) return states;
-  const configs = await port.topicConfigs(found.map((t) => t.name));
+  const configs = await admin.topicConfigs(found.map((t) => t.name));
   for (const topic of found) {
     states.set(topic.name, {
       name: topic.name,
@@ -150,10 +140,6 @@ export function isClusterError(error: unknown): boolean {
     error instanceof DescribeConfigsError ||
     error instanceof BrokersUnreachableError ||
     error instanceof UnsupportedSecurityError ||
-    error instanceof ReadStalledError ||
-    // kafkajs's, while callers still build kafkajs clients (kafkajs-admin-bridge.ts).
-    (error instanceof Error && error.name.startsWith('KafkaJS'))
+    error instanceof ReadStalledError
   );
 }
-
-export type { AnyAdmin } from './kafkajs-admin-bridge.js';

@@ -1,8 +1,7 @@
 // Creates missing topics and verifies existing ones against their specs, idempotently; never alters a topic.
 import type { Logger } from '../log.js';
 import { type RetryOptions, retry } from '../streams/retry.js';
-import { type AnyAdmin, type NewTopic, type TopicAdmin, topicStates } from './admin.js';
-import { asTopicAdmin } from './kafkajs-admin-bridge.js';
+import { type NewTopic, type TopicAdmin, topicStates } from './admin.js';
 import { ERRORS } from './rdkafka.js';
 import {
   compareTopic,
@@ -74,11 +73,10 @@ export interface EnsureTopicsOptions {
  * until every partition has a leader, looking again (and retrying) while the metadata lags behind.
  */
 export async function ensureTopics(
-  anyAdmin: AnyAdmin,
+  admin: TopicAdmin,
   specs: readonly TopicSpec[],
   { dryRun = false, check, logger, creationRetry }: EnsureTopicsOptions = {},
 ): Promise<EnsureTopicsResult> {
-  const admin = asTopicAdmin(anyAdmin);
   const names = specs.map((spec) => spec.name);
   if (new Set(names).size !== names.length) throw new Error(`duplicate topic names in ${names.join(', ')}`);
 
@@ -129,8 +127,8 @@ export async function ensureTopics(
 }
 
 /**
- * Kafka error codes that mean the cluster has not caught up with new topics yet. librdkafka's positive
- * codes are the broker's, as are kafkajs's protocol errors' (still met through kafkajs-admin-bridge.ts).
+ * Kafka error codes that mean the cluster has not caught up with new topics yet (librdkafka's positive
+ * codes are the broker's).
  */
 const METADATA_LAG = new Set<number>([
   ERRORS.ERR_UNKNOWN_TOPIC_OR_PART,

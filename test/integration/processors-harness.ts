@@ -5,18 +5,25 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import kafkajs, { type Kafka, type Message } from 'kafkajs';
 import { pino } from 'pino';
 import { expect } from 'vitest';
 import { type Config, loadConfig } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
-import { createKafka } from '../../runtime/kafka/client.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
+import {
+  call,
+  connect,
+  createConsumer,
+  disconnect,
+  type KafkaSettings,
+} from '../../runtime/kafka/rdkafka.js';
 import { readToEnd } from '../../runtime/kafka/read-to-end.js';
+import { type OutRecord, writeRecords } from '../../runtime/kafka/write-records.js';
 import { retry } from '../../runtime/streams/retry.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
 import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
+import { testSettings } from '../helpers/rdkafka-io.js';
 
 export const quietLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -31,10 +38,12 @@ export interface ReadRecord<T = unknown> {
   key: string;
   value: T | null;
   timestamp: number;
+  headers: Readonly<Record<string, Buffer>>;
 }
 
 export class ProcessorsHarness {
-  readonly kafka: Kafka;
+  /** librdkafka settings for the harness's own clients. */
+  readonly settings: KafkaSettings;
   readonly serde: Serde;
   readonly names;
   #rawSchemaId: number | undefined;
@@ -45,7 +54,7 @@ export class ProcessorsHarness {
     readonly partitions = 3,
     readonly env: Record<string, string> = {},
   ) {
-    this.kafka = createKafka({ brokers: stack.brokers, clientId: 'it-processors', logger: quietLogger() });
+    this.settings = testSettings(stack.brokers, 'it-processors');
     this.serde = createSerde({ registryUrl: stack.registryUrl });
     this.names = topicNames(prefix);
   }
@@ -78,18 +87,20 @@ export class ProcessorsHarness {
       partitions: this.partitions,
       replicationFactor: 1,
     });
-    await withAdmin(this.kafka, async (admin) => {
-      // kafkajs's createTopics (waitForLeaders) gives up on UNKNOWN_TOPIC_OR_PARTITION while the
-      // broker's metadata catches up with many new partitions; a second run only verifies them.
+    await withAdmin(this.settings, async (admin) => {
+      // The broker's metadata can lag behind many new partitions: a second run only verifies them.
       await retry(() => ensureTopics(admin, specs), { retries: 10, initialDelayMs: 200, maxDelayMs: 2_000 });
       // Freshly created partitions can answer "not hosted here" for a moment (metadata propagation,
       // more so when other test files create topics at the same time): wait until each one answers.
       for (const spec of specs) {
-        await retry(() => admin.fetchTopicOffsets(spec.name), {
-          retries: 20,
-          initialDelayMs: 100,
-          maxDelayMs: 1_000,
-        });
+        await retry(
+          async () => {
+            const found = await admin.watermarks(spec.name);
+            if (found.length !== spec.partitions)
+              throw new Error(`${spec.name}: ${found.length} partitions so far`);
+          },
+          { retries: 20, initialDelayMs: 100, maxDelayMs: 1_000 },
+        );
       }
     });
     await this.serde.registerAll(this.prefix);
@@ -101,94 +112,111 @@ export class ProcessorsHarness {
     envelopes: readonly RawEnvelope[],
     options: { timestamps?: readonly number[]; headers?: Record<string, string>; partition?: number } = {},
   ): Promise<void> {
-    const producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
-    });
-    await producer.connect();
-    try {
-      const messages: Message[] = [];
-      for (const [i, envelope] of envelopes.entries()) {
-        messages.push({
-          key: envelope.webhookId,
-          value: await this.serde.encode(this.#rawSchemaId!, envelope),
-          timestamp: String(options.timestamps?.[i] ?? envelope.receivedAt),
-          ...(options.headers ? { headers: options.headers } : {}),
-          ...(options.partition === undefined ? {} : { partition: options.partition }),
-        });
-      }
-      for (let i = 0; i < messages.length; i += 500) {
-        await producer.send({ topic: this.names.raw, messages: messages.slice(i, i + 500), acks: -1 });
-      }
-    } finally {
-      await producer.disconnect();
+    const records: OutRecord[] = [];
+    for (const [i, envelope] of envelopes.entries()) {
+      records.push({
+        key: Buffer.from(envelope.webhookId, 'utf8'),
+        value: await this.serde.encode(this.#rawSchemaId!, envelope),
+        timestamp: options.timestamps?.[i] ?? envelope.receivedAt,
+        ...(options.headers ? { headers: options.headers } : {}),
+        ...(options.partition === undefined ? {} : { partition: options.partition }),
+      });
     }
+    await writeRecords(this.settings, this.names.raw, records);
   }
 
   /** Writes raw bytes (a poison record) to the raw topic. */
   async produceBytes(key: string, value: Buffer, partition?: number): Promise<void> {
-    const producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
-    });
-    await producer.connect();
-    await producer.send({
-      topic: this.names.raw,
-      messages: [{ key, value, ...(partition === undefined ? {} : { partition }) }],
-      acks: -1,
-    });
-    await producer.disconnect();
+    await writeRecords(this.settings, this.names.raw, [
+      { key: Buffer.from(key, 'utf8'), value, ...(partition === undefined ? {} : { partition }) },
+    ]);
   }
 
   /** Every committed record of a topic, read_committed, values decoded (changelog values raw). */
   async read<T = unknown>(topic: string, { decode = true } = {}): Promise<ReadRecord<T>[]> {
-    const admin = this.kafka.admin();
-    await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(topic);
-    await admin.disconnect();
-    const raw: { partition: number; key: string; value: Buffer | null; timestamp: number }[] = [];
+    const offsets = await this.watermarks(topic);
+    const raw: Omit<ReadRecord<Buffer>, 'topic'>[] = [];
     await readToEnd({
-      settings: { brokers: this.stack.brokers, clientId: 'it-reader', logger: quietLogger() },
+      settings: this.settings,
       topic,
       partitions: offsets.map((o) => ({ partition: o.partition })),
-      onRecord: ({ partition, key, value, timestamp }) =>
-        raw.push({ partition, key: key?.toString('utf8') ?? '', value, timestamp }),
+      onRecord: ({ partition, key, value, timestamp, headers }) =>
+        raw.push({ partition, key: key?.toString('utf8') ?? '', value, timestamp, headers }),
     });
     const out: ReadRecord<T>[] = [];
     for (const r of raw) {
       const value = r.value === null ? null : decode ? await this.serde.decode<T>(r.value) : (r.value as T);
-      out.push({ topic, partition: r.partition, key: r.key, value, timestamp: r.timestamp });
+      out.push({
+        topic,
+        partition: r.partition,
+        key: r.key,
+        value,
+        timestamp: r.timestamp,
+        headers: r.headers,
+      });
     }
     return out;
+  }
+
+  /** Each partition's watermarks; retried while a (restarted) broker's metadata settles. */
+  watermarks(topic: string) {
+    return retry(() => withAdmin(this.settings, (admin) => admin.watermarks(topic)), {
+      retries: 20,
+      initialDelayMs: 200,
+      maxDelayMs: 1_000,
+    });
+  }
+
+  /** The group's committed offset of each partition of `topic` (-1n: none), asked of its coordinator. */
+  async committedOffsets(groupId: string, topic: string): Promise<Map<number, bigint>> {
+    const partitions = await this.watermarks(topic);
+    // Not subscribed: it never joins the group, it only fetches the group's offsets.
+    const consumer = createConsumer(
+      this.settings,
+      { 'group.id': groupId, 'enable.auto.commit': false } as never,
+      'it-offsets',
+    );
+    await connect(consumer);
+    try {
+      const found = await retry(
+        () =>
+          call<{ partition: number; offset?: number }[]>('committed', (cb) =>
+            consumer.committed(
+              partitions.map(({ partition }) => ({ topic, partition })),
+              10_000,
+              cb as never,
+            ),
+          ),
+        { retries: 20, initialDelayMs: 200, maxDelayMs: 1_000 },
+      );
+      return new Map(
+        found.map(({ partition, offset }) => [
+          partition,
+          typeof offset === 'number' && offset >= 0 ? BigInt(offset) : -1n,
+        ]),
+      );
+    } finally {
+      await disconnect(consumer);
+    }
   }
 
   /** Waits until the group has committed every raw offset (the stage caught up). */
   async waitCaughtUp(groupId: string, topics: readonly string[], timeoutMs = 90_000): Promise<void> {
     const end = Date.now() + timeoutMs;
-    const admin = this.kafka.admin();
-    await admin.connect();
-    try {
-      for (;;) {
-        let behind = 0;
-        for (const topic of topics) {
-          const highs = await admin.fetchTopicOffsets(topic);
-          const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-          for (const { partition, high, low } of highs) {
-            if (BigInt(high) === BigInt(low)) continue;
-            const found = committed?.partitions.find((p) => p.partition === partition);
-            const at = found && found.offset !== '-1' ? BigInt(found.offset) : -1n;
-            if (at < BigInt(high)) behind++;
-          }
+    for (;;) {
+      let behind = 0;
+      for (const topic of topics) {
+        const highs = await this.watermarks(topic);
+        const committed = await this.committedOffsets(groupId, topic);
+        for (const { partition, high, low } of highs) {
+          if (high === low) continue;
+          if ((committed.get(partition) ?? -1n) < BigInt(high)) behind++;
         }
-        if (behind === 0) return;
-        if (Date.now() > end)
-          throw new Error(`${groupId} did not catch up on ${topics.join(', ')} within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 250));
       }
-    } finally {
-      await admin.disconnect();
+      if (behind === 0) return;
+      if (Date.now() > end)
+        throw new Error(`${groupId} did not catch up on ${topics.join(', ')} within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 250));
     }
   }
 
@@ -279,7 +307,14 @@ function countById(records: { value: unknown }[]): Map<string, number> {
 
 /** Reads unique and the entity streams and checks one record per id in each, for exactly `ids`. */
 export async function expectExactlyOnce(harness: ProcessorsHarness, ids: readonly string[]): Promise<void> {
-  const unique = countById(await harness.read(harness.names.unique));
+  // A killed instance's open transaction holds back every read_committed reader (the LSO) until the
+  // coordinator aborts it (transaction timeout, then its abort check): until then the outputs after it
+  // cannot be read yet. Wait for that, within a bound, before comparing.
+  let unique = countById(await harness.read(harness.names.unique));
+  for (const end = Date.now() + 40_000; unique.size < ids.length && Date.now() < end; ) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    unique = countById(await harness.read(harness.names.unique));
+  }
   expect(unique.size).toBe(ids.length);
   expect([...unique.values()].every((n) => n === 1)).toBe(true);
   const entities = new Map<string, number>();

@@ -40,9 +40,15 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
+const running = new Set<ChildProcess>();
+// A benchmark that dies of an uncaught error must not leave its services running.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /**
  * `hookledger <args>` as a child process, its output straight into `logFile`: relaying a line per
- * request through the benchmark's own process would tax the load generator.
+ * request through the benchmark's own process would tax the load generator. Killed if this process exits.
  */
 export function spawnHookledger(args: string[], env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
   const output = openSync(logFile, 'w');
@@ -52,6 +58,8 @@ export function spawnHookledger(args: string[], env: NodeJS.ProcessEnv, logFile:
     stdio: ['ignore', output, output],
   });
   closeSync(output);
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   return child;
 }
 

@@ -360,9 +360,9 @@ async function main(): Promise<void> {
     loads.push(load());
     log(`producer perf test: ${perf.line}`);
 
-    const lowerCeiling = Math.min(bare.max, perf.recordsPerSec);
-    const reachesHalf = ingest.max >= lowerCeiling / 2;
-    const p99Ok = ingest.half.p99Ms < 50;
+    // Targets: at least half the bare route's max sustained rate, and p99 ≤ 25 ms at half of ingest's max.
+    const reachesHalf = ingest.max >= bare.max / 2;
+    const p99Ok = ingest.half.p99Ms <= 25;
     const cpu = cpus();
     const section = [
       '## Ingest',
@@ -379,7 +379,8 @@ async function main(): Promise<void> {
       'offered, over 1 % non-200, or p99 over 1 s; such a step is run twice, the better run counts, so one burst from a neighbour',
       'does not end it). "Max sustained" is the best throughput of a step it kept.',
       `Ingest runs as \`hookledger ingest\` (LOG_LEVEL=${opts['log-level']}, one log line per request; defaults: linger 2 ms, batches up to 500`,
-      'records, deadline 10 s) against a raw topic of 12 partitions, replication factor 1; every 200 waited for its acks=all acknowledgement.',
+      "records, deadline 10 s; librdkafka's idempotent producer) against a raw topic of 12 partitions, replication factor 1;",
+      "every 200 waited for its record's acks=all delivery report.",
       '',
       '### Summary',
       '',
@@ -389,8 +390,8 @@ async function main(): Promise<void> {
       `| (a) bare Fastify route, same load | ${fmt(bare.max)} | the HTTP ceiling: reads the body, answers 200; peak RSS ${fmt(bare.peakRssMiB)} MiB |`,
       `| (b) Kafka producer perf test, ${RECORD_SIZE} B, acks=all, idempotent | ${fmt(perf.recordsPerSec)} | ${opts['perf-records']} records, closed loop; latency avg ${fmt(perf.avgMs, 1)} ms, p50 ${fmt(perf.p50Ms)} ms, p99 ${fmt(perf.p99Ms)} ms; broker CPU ${fmt(perf.brokerCpuUsPerRecord)} µs/record |`,
       '',
-      `- Lower ceiling: ${fmt(lowerCeiling)}/s. Ingest reached ${fmt(ingest.max)}/s = ${fmt((100 * ingest.max) / lowerCeiling)} % of it (target ≥ 50 %): **${reachesHalf ? 'met' : 'not met'}**.`,
-      `- At half its max (${fmt(ingest.half.offeredRate)}/s offered): p50 ${fmt(ingest.half.p50Ms, 1)} ms, p99 ${fmt(ingest.half.p99Ms, 1)} ms (target < 50 ms): **${p99Ok ? 'met' : 'not met'}**; ingest CPU ${fmt(ingest.half.cpuUsPerRequest)} µs/request, broker CPU ${fmt(ingest.half.brokerCpuUsPerRequest)} µs/request.`,
+      `- Ingest reached ${fmt(ingest.max)}/s = ${fmt((100 * ingest.max) / bare.max)} % of the bare route's ${fmt(bare.max)}/s (target ≥ 50 %): **${reachesHalf ? 'met' : 'not met'}**. Kafka alone (b) takes ${fmt(perf.recordsPerSec)}/s.`,
+      `- At half its max (${fmt(ingest.half.offeredRate)}/s offered): p50 ${fmt(ingest.half.p50Ms, 1)} ms, p99 ${fmt(ingest.half.p99Ms, 1)} ms (target ≤ 25 ms): **${p99Ok ? 'met' : 'not met'}**; ingest CPU ${fmt(ingest.half.cpuUsPerRequest)} µs/request, broker CPU ${fmt(ingest.half.brokerCpuUsPerRequest)} µs/request.`,
       `  Measured inside ingest (its request-duration histogram, so without the load generator's own queueing): ${fmt(100 * ingest.serverWithin.ms25, 2)} % of the 200s within 25 ms, ${fmt(100 * ingest.serverWithin.ms50, 2)} % within 50 ms.`,
       '',
       '### Ingest, by offered rate',

@@ -1,95 +1,178 @@
-// The baseline of `npm run bench:process`: a bare kafkajs exactly-once pass-through (consume, copy
-// the bytes to another topic, offsets in the same transaction; one transactional producer per input
-// partition), with nothing else: what exactly-once costs with kafkajs before any processing.
-import kafkajs, { type Kafka, type Producer } from 'kafkajs';
+// The floor of `npm run bench:process`: a bare librdkafka exactly-once pass-through in the runtime's
+// model (runtime/streams/stream-runner.ts, KIP-447): one read_committed consumer and one transactional
+// producer; consume a batch → produce byte copies to the same partition of another topic → at 100 ms
+// or N records sendOffsetsToTransaction(offsets, consumer) → commitTransaction. Nothing else: what
+// exactly-once costs with librdkafka before any processing.
+import type { KafkaConsumer, Message, Producer } from '@confluentinc/kafka-javascript';
+import {
+  call,
+  connect,
+  createConsumer,
+  createProducer,
+  disconnect,
+  ERRORS,
+  type KafkaSettings,
+  type RdConsumer,
+  toKafkaError,
+} from '../../runtime/kafka/rdkafka.js';
 
 export interface PassThroughResult {
   records: number;
+  transactions: number;
   seconds: number;
 }
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function produceCopy(producer: Producer, topic: string, message: Message): Promise<void> | undefined {
+  try {
+    producer.produce(topic, message.partition, message.value, message.key, message.timestamp ?? null);
+    return undefined;
+  } catch (error) {
+    const e = toKafkaError(error, `produce to ${topic}`);
+    if (e.code !== ERRORS.ERR__QUEUE_FULL) throw e;
+    // The local queue is full (as the runtime's EosProducer): librdkafka drains it; wait and retry.
+    return (async () => {
+      for (;;) {
+        producer.poll();
+        await sleep(5);
+        try {
+          producer.produce(topic, message.partition, message.value, message.key, message.timestamp ?? null);
+          return;
+        } catch (again) {
+          if (toKafkaError(again).code !== ERRORS.ERR__QUEUE_FULL) throw again;
+        }
+      }
+    })();
+  }
+}
+
 export async function runPassThrough({
-  kafka,
+  settings,
   input,
   output,
   groupId,
   expected,
-  concurrency,
-  onRecords = () => undefined,
+  commitIntervalMs = 100,
+  commitMaxRecords = 10_000,
+  maxBatchRecords = 500,
+  transactionTimeoutMs = 10_000,
+  onCommit = () => undefined,
 }: {
-  kafka: Kafka;
+  settings: KafkaSettings;
   input: string;
   output: string;
   groupId: string;
+  /** The records to copy before it stops by itself. */
   expected: number;
-  concurrency: number;
-  /** Called with each committed batch's record count (the bench follows progress through it). */
-  onRecords?: (count: number) => void;
+  /** The runtime's defaults: a transaction commits after 100 ms or 10,000 records. */
+  commitIntervalMs?: number;
+  commitMaxRecords?: number;
+  /** Records taken from the consumer per consume() (the runtime's 500). */
+  maxBatchRecords?: number;
+  transactionTimeoutMs?: number;
+  /** Called with each committed transaction's record count and commit seconds (the bench follows progress through it). */
+  onCommit?: (records: number, seconds: number) => void;
 }): Promise<PassThroughResult> {
-  const producers = new Map<number, Producer>();
-  const producerFor = async (partition: number) => {
-    let producer = producers.get(partition);
-    if (producer === undefined) {
-      producer = kafka.producer({
-        transactionalId: `${groupId}-${input}-${partition}`,
-        idempotent: true,
-        maxInFlightRequests: 1,
-        transactionTimeout: 10_000,
-        createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
-      });
-      await producer.connect();
-      producers.set(partition, producer);
-    }
-    return producer;
-  };
-  const consumer = kafka.consumer({ groupId, readUncommitted: false });
+  const opTimeoutMs = Math.max(30_000, transactionTimeoutMs * 2);
+  // The runtime's EosProducer settings.
+  const producer = createProducer(
+    settings,
+    {
+      'transactional.id': `${groupId}-0`,
+      'enable.idempotence': true,
+      'transaction.timeout.ms': transactionTimeoutMs,
+      dr_cb: false,
+      'linger.ms': 100,
+    } as never,
+    'bench-passthrough-producer',
+  );
+  // The runtime's consumer settings, without static membership and cooperative assignment (one member).
+  const consumer = createConsumer(
+    settings,
+    {
+      'group.id': groupId,
+      'isolation.level': 'read_committed',
+      'enable.auto.commit': false,
+      'enable.auto.offset.store': false,
+      'max.partition.fetch.bytes': 1_048_576,
+      'fetch.wait.max.ms': 50,
+      'allow.auto.create.topics': false,
+    } as never,
+    'bench-passthrough-consumer',
+    { 'auto.offset.reset': 'earliest' },
+  ) as RdConsumer;
+  consumer.setDefaultConsumeTimeout(50);
+  consumer.setDefaultIsTimeoutOnlyForFirstMessage(true);
+  await connect(producer);
+  await call('initTransactions', (cb) => producer.initTransactions(transactionTimeoutMs + 20_000, cb));
+  await connect(consumer);
+  consumer.subscribe([input]);
+  const consume = () =>
+    call<Message[]>('consume', (cb) => (consumer as KafkaConsumer).consume(maxBatchRecords, cb as never));
+
   let seen = 0;
+  let transactions = 0;
   let started = 0;
-  let finish!: () => void;
-  const done = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [input], fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: concurrency,
-    eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-      if (started === 0) started = performance.now();
-      const producer = await producerFor(batch.partition);
-      const transaction = await producer.transaction();
-      try {
-        await transaction.send({
-          topic: output,
-          messages: batch.messages.map((m) => ({ key: m.key, value: m.value, partition: batch.partition })),
-        });
-        await transaction.sendOffsets({
-          consumerGroupId: groupId,
-          topics: [
-            {
-              topic: input,
-              partitions: [
-                { partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() },
-              ],
-            },
-          ],
-        });
-        await transaction.commit();
-      } catch (error) {
-        await transaction.abort().catch(() => undefined);
-        throw error;
+  let seconds = 0;
+  let inTransaction = false;
+  let txStartedAt = 0;
+  let txRecords = 0;
+  /** The next offset to read per partition, in the open transaction. */
+  const next = new Map<number, number>();
+  const commit = async () => {
+    const at = performance.now();
+    await call('sendOffsetsToTransaction', (cb) =>
+      producer.sendOffsetsToTransaction(
+        [...next].map(([partition, offset]) => ({ topic: input, partition, offset })),
+        consumer,
+        opTimeoutMs,
+        cb,
+      ),
+    );
+    await call('commitTransaction', (cb) => producer.commitTransaction(opTimeoutMs, cb));
+    inTransaction = false;
+    next.clear();
+    seen += txRecords;
+    transactions++;
+    onCommit(txRecords, (performance.now() - at) / 1000);
+    txRecords = 0;
+  };
+  try {
+    while (seen < expected) {
+      const batch = await consume();
+      if (batch.length > 0) {
+        if (started === 0) started = performance.now();
+        if (!inTransaction) {
+          await call('beginTransaction', (cb) => producer.beginTransaction(cb));
+          inTransaction = true;
+          txStartedAt = Date.now();
+        }
+        for (const message of batch) {
+          const waiting = produceCopy(producer, output, message);
+          if (waiting !== undefined) await waiting;
+          next.set(message.partition, message.offset + 1);
+        }
+        txRecords += batch.length;
       }
-      resolveOffset(batch.lastOffset());
-      await heartbeat();
-      seen += batch.messages.length;
-      onRecords(batch.messages.length);
-      if (seen >= expected) finish();
-    },
-  });
-  await done;
-  const seconds = (performance.now() - started) / 1000;
-  await consumer.disconnect();
-  for (const producer of producers.values()) await producer.disconnect();
-  return { records: seen, seconds };
+      if (
+        inTransaction &&
+        (txRecords >= commitMaxRecords ||
+          Date.now() - txStartedAt >= commitIntervalMs ||
+          seen + txRecords >= expected)
+      )
+        await commit();
+    }
+    seconds = (performance.now() - started) / 1000;
+  } catch (error) {
+    if (inTransaction)
+      await call('abortTransaction', (cb) => producer.abortTransaction(opTimeoutMs, cb)).catch(
+        () => undefined,
+      );
+    throw error;
+  } finally {
+    await disconnect(consumer, 10_000);
+    await disconnect(producer);
+  }
+  return { records: seen, transactions, seconds };
 }

@@ -36,36 +36,65 @@ export interface ProfileSummary {
   phases: SelfTime[];
 }
 
-/** Phases in the order they are tested: the first whose test matches a sample's stack takes it. */
+/** A frame of the runtime (runtime/streams, runtime/kafka) in one of the named files. */
+const runtimeFrame = (files: string) => new RegExp(`^\\S+ runtime/(streams|kafka)/(${files})\\.ts`);
+const RESTORE = runtimeFrame('restore|restore-orchestrator|read-to-end');
+const COMMIT =
+  /^((commit|committed|takeChangelog|sendOffsets|finish) runtime\/streams\/|Producer\.(sendOffsetsToTransaction|commitTransaction|beginTransaction) @confluentinc)/;
+const PRODUCE =
+  /^(send \S*runtime\/streams\/(eos-producer|transaction-cycle|stream-clients)|Producer\.produce @confluentinc)/;
+const PROCESS = /^(process runtime\/streams\/stream-task|\S+ processors\/)/;
+const LOOP = runtimeFrame(
+  'stream-runner|record-processing|stream-clients|runner-context|rebalances|stream-task|task-state|store|id-set',
+);
+const BINDING = /@confluentinc\/kafka-javascript\/lib\/(\S+)/;
+
+/**
+ * Phases in the order they are tested: the first whose test matches a sample's stack (frames from the
+ * sampled function down to the root) takes it. librdkafka's own threads (fetching, batching, the
+ * network) are not sampled: V8 sees only the JavaScript thread, where the binding's work shows as its
+ * lib/*.js functions (a native call's time counts as the JavaScript function that made it) and as
+ * "(program)" (native code outside any JavaScript: the event loop, the binding's callbacks into it).
+ */
 const PHASES: [string, (frames: string[]) => boolean][] = [
   ['garbage collection', (f) => f[0] === '(garbage collector)'],
-  // The registry's encode/decode resume from microtasks, outside #run and #drain: matched on their own.
   [
-    'Avro decoding of raw envelopes (registry decode, avsc fromBuffer)',
-    (f) => f.some((x) => /^(decode .*confluent-schema-registry|fromBuffer )/.test(x)),
+    "native, outside JavaScript ((program): event loop, the binding's native callbacks)",
+    (f) => f[0] === '(program)',
+  ],
+  ['restore (restore, read-to-end)', (f) => f.some((x) => RESTORE.test(x))],
+  // The registry's encode/decode resume from microtasks: matched before what called them.
+  [
+    "decoding raw envelopes (the topology's deserialize: registry decode, avsc fromBuffer)",
+    (f) =>
+      f.some((x) => /^(decode .*confluent-schema-registry|fromBuffer |deserialize processors\/)/.test(x)),
   ],
   [
     'Avro encoding of outputs (registry encode, avsc toBuffer)',
     (f) => f.some((x) => /^(encode .*confluent-schema-registry|toBuffer )/.test(x)),
   ],
   [
-    'processing records: parse, validate, dedupe, route (PartitionTask #run)',
-    (f) => f.some((x) => x.startsWith('#run runtime/streams/partition-task')),
+    'committing: changelog records, sendOffsetsToTransaction, commitTransaction, stores and metrics after it',
+    (f) => f.some((x) => COMMIT.test(x)),
   ],
   [
-    'collecting outputs and changelog records (PartitionTask #drain)',
-    (f) => f.some((x) => x.startsWith('#drain runtime/streams/partition-task')),
+    'producing: eos-producer send → librdkafka produce() (binding lib/producer.js, the native copy into its queue)',
+    (f) => f.some((x) => PRODUCE.test(x)),
   ],
   [
-    'producing: kafkajs record batches, produce and transaction requests',
-    (f) =>
-      f.some((x) => /kafkajs\/src\/(producer\/|protocol\/requests\/(produce|.*Txn|initProducerId))/.test(x)),
+    'processing records: parse, validate, dedupe, route (stream-task process → processors/)',
+    (f) => f.some((x) => PROCESS.test(x)),
   ],
   [
-    'fetching: kafkajs fetch requests, record batch decoding, consumer runner',
-    (f) => f.some((x) => /kafkajs\/src\/(consumer\/|protocol\/requests\/fetch)/.test(x)),
+    'fetching: librdkafka consume() → JavaScript messages (binding lib/kafka-consumer.js)',
+    (f) => f.some((x) => /@confluentinc\/kafka-javascript\/lib\/kafka-consumer/.test(x)),
   ],
-  ['kafkajs network and other', (f) => f.some((x) => x.includes('kafkajs/src/'))],
+  [
+    "the runtime's loop around records: message → record, headers, serialize loop, positions, lag (stream-runner, record-processing, stream-task, task-state, store)",
+    (f) => f.some((x) => LOOP.test(x)),
+  ],
+  ['librdkafka binding, other (lib/client.js, events, logs)', (f) => f.some((x) => BINDING.test(x))],
+  ['metrics (prom-client)', (f) => f.some((x) => x.includes(' prom-client/'))],
 ];
 
 const ROOT = new URL('../../', import.meta.url).pathname;

@@ -25,7 +25,10 @@ export interface Report {
   brokerPid: number | undefined;
   memoryIds: number;
   perf: ConsumerPerf & { load1: number };
+  /** The floor: the runtime's transaction cadence (10,000 records / 100 ms). */
   bare: StageFigures;
+  /** The same with big transactions (≥ 10k records each), when measured. */
+  bareBig?: StageFigures;
   router: StageFigures;
   tables: StageFigures & { endOffsets: number };
   restore: Extract<FromWorker, { type: 'restored' }> & { load1: number };
@@ -42,9 +45,20 @@ const perRecord = (seconds: number | undefined, records: number) =>
 const rate = (w: Window) => w.records / w.seconds;
 const verdict = (ok: boolean) => `**${ok ? 'met' : 'not met'}**`;
 
+/** The project's targets (issue #10: "Benchmarks"), judged on this run's figures. */
+export const TARGETS = {
+  routerEventsPerSec: 25_000,
+  routerCpuVsFloor: 3,
+  tablesEventsPerSec: 50_000,
+  restoreRecordsPerSec: 300_000,
+  heapBytesPerId: 64,
+} as const;
+
 function stageRow(name: string, s: StageFigures, notes: string): string {
   const w = s.window;
-  return `| ${name} | ${int(w.records)} | ${fmt(rate(w))} | ${fmt(perRecord(w.workerCpu, w.records), 1)} | ${fmt(perRecord(s.lifeCpu, w.totalRecords), 1)} | ${fmt(perRecord(w.brokerCpu, w.records), 1)} | ${notes} |`;
+  const perTx = w.transactions > 0 ? fmt(w.records / w.transactions) : 'n/a';
+  const waiting = fmt((100 * w.commitSeconds) / w.seconds);
+  return `| ${name} | ${int(w.records)} | ${fmt(rate(w))} | ${fmt(perRecord(w.workerCpu, w.records), 1)} | ${fmt(perRecord(s.lifeCpu, w.totalRecords), 1)} | ${fmt(perRecord(w.brokerCpu, w.records), 1)} | ${perTx} | ${waiting} % | ${notes} |`;
 }
 
 function shareRow(
@@ -65,7 +79,12 @@ export function renderReport(r: Report): string {
   const routerCpu = perRecord(r.router.window.workerCpu, r.router.window.records)!;
   const bareCpu = perRecord(r.bare.window.workerCpu, r.bare.window.records)!;
   const routerRate = rate(r.router.window);
+  const tablesRate = rate(r.tables.window);
   const ratio = routerCpu / bareCpu;
+  const restoreRate = r.restore.records / (r.restore.durationMs / 1000);
+  const restoreFromFirst = r.restore.records / (r.restore.firstRecordMs / 1000);
+  const bigCpu = r.bareBig ? perRecord(r.bareBig.window.workerCpu, r.bareBig.window.records)! : undefined;
+  const t = TARGETS;
   const args = r.argv.length > 0 ? ` -- ${r.argv.join(' ')}` : '';
   const command = `npm run bench:process${args}`;
   const duplicates = (100 * r.retries) / r.total;
@@ -74,46 +93,64 @@ export function renderReport(r: Report): string {
     '## Processors',
     '',
     `Reproduce: \`${command}\` (with \`KAFKA_BROKERS\` and \`SCHEMA_REGISTRY_URL\` set it uses that stack, else it starts the local one).`,
-    `(defaults \`--ids 200000 --retries 20000 --partitions 6 --memory-ids 1000000 --profile-ids 40000\`; a quick run: \`-- --ids 20000 --retries 2000 --memory-ids 100000 --profile-ids 10000\`).`,
+    `(defaults \`--ids 200000 --retries 20000 --partitions 6 --memory-ids 1000000 --profile-ids 40000 --big-transactions 10000\`; a quick run: \`-- --ids 20000 --retries 2000 --memory-ids 100000 --profile-ids 10000 --no-write\`).`,
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cores} × ${cpu} (nproc ${cores}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version};`,
-    `single-broker stack at ${r.brokers.join(',')} (Kafka JVM pid ${r.brokerPid ?? 'not found'}), registry ${r.registryUrl}.`,
+    `single-broker stack at ${r.brokers.join(',')} (Kafka JVM pid ${r.brokerPid ?? 'not found'}), registry ${r.registryUrl}. Every Kafka client is librdkafka`,
+    "(`@confluentinc/kafka-javascript`, native API). Other engineers' tests share this machine: the 1-minute load average before each part is in",
+    '"How the cores were shared" below.',
     '',
     `Load: one raw topic pre-filled before anything is measured: ${int(r.total)} deliveries = ${int(r.ids)} webhook ids + ${int(r.retries)} retries`,
     `(${fmt(duplicates, 1)} % of the deliveries are duplicates; half byte-identical, half re-serialized; shuffled), six entity kinds, mean Avro value ${fmt(r.meanValueBytes)} B,`,
     `${r.partitions} partitions, replication factor 1. Every part reads that same topic (tables: the entity streams the router just wrote) and runs in`,
-    `its own Node process with \`partitionsConsumedConcurrently\` = ${r.partitions}. "Steady" figures cover the first commit seen to the last one (the`,
-    'group\'s committed offsets polled every 50 ms), so process start, connect, group join and restore are outside them; "incl. start-up" is the',
-    "worker's whole CPU (modules loaded → exit) over all its records. CPU is user + system from `/proc/<pid>/stat`, the broker's from its JVM.",
+    'its own Node process. The stages run on the exactly-once runtime (runtime/streams/stream-runner.ts: one read_committed consumer and one',
+    'transactional producer per instance, a transaction every 100 ms or 10,000 records); the pass-through does the same with nothing in between.',
+    `"Steady" figures cover the first commit seen to the last one (the group's committed offsets polled every 50 ms), so process start, connect,`,
+    `group join and restore are outside them; "incl. start-up" is the worker's whole CPU (modules loaded → exit) over all its records. CPU is`,
+    `user + system from \`/proc/<pid>/stat\`, the broker's from its JVM. "Commit wait" is the share of the window the poll loop spent committing`,
+    '(changelog sends, sendOffsetsToTransaction, commitTransaction), processing nothing meanwhile.',
     '',
     '### Summary',
     '',
-    '| | records | records/s | process CPU µs/record (steady) | incl. start-up | broker CPU µs/record | notes |',
-    '|---|---:|---:|---:|---:|---:|---|',
-    `| Kafka \`kafka-consumer-perf-test\` (reads only) | ${int(r.perf.records)} | ${fmt(r.perf.fetchRecordsPerSec)} | | ${fmt(perRecord(r.perf.toolCpu, r.perf.records), 1)} | ${fmt(perRecord(r.perf.brokerCpu, r.perf.records), 1)} | JVM consumer, read_uncommitted; records/s over fetch time (${fmt(r.perf.recordsPerSec)}/s with its group join); CPU includes JVM start-up |`,
+    '| | records | records/s | process CPU µs/record (steady) | incl. start-up | broker CPU µs/record | records/transaction | commit wait | notes |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    `| Kafka \`kafka-consumer-perf-test\` (reads only) | ${int(r.perf.records)} | ${fmt(r.perf.fetchRecordsPerSec)} | | ${fmt(perRecord(r.perf.toolCpu, r.perf.records), 1)} | ${fmt(perRecord(r.perf.brokerCpu, r.perf.records), 1)} | | | JVM consumer, read_uncommitted; records/s over fetch time (${fmt(r.perf.recordsPerSec)}/s with its group join); CPU includes JVM start-up |`,
     stageRow(
-      'bare kafkajs exactly-once pass-through',
+      'bare librdkafka exactly-once pass-through: **the floor**',
       r.bare,
-      'consume, copy the bytes, offsets in the transaction, one transactional producer per input partition: the floor',
+      "consume up to 500 → produce byte copies to the same partition → sendOffsetsToTransaction(offsets, consumer) → commitTransaction, at the runtime's 10,000 records / 100 ms",
     ),
+    ...(r.bareBig
+      ? [
+          stageRow(
+            'same, big transactions',
+            r.bareBig,
+            'the same with ≥ 10k records a transaction: what is left without the per-transaction cost',
+          ),
+        ]
+      : []),
     stageRow(
       '**dedupe-router** (exactly-once)',
       r.router,
-      `parse + validate, dedupe, route, Avro outputs + changelog + offsets per transaction; first commit ${fmt(r.router.window.startupSeconds, 1)} s after spawn; peak RSS ${fmt(r.router.window.peakRssMiB)} MiB`,
+      `Avro decode, parse + validate, dedupe, route, Avro outputs + changelog + offsets per transaction; first commit ${fmt(r.router.window.startupSeconds, 1)} s after spawn; peak RSS ${fmt(r.router.window.peakRssMiB)} MiB`,
     ),
     stageRow(
-      '**tables** (at-least-once)',
+      '**tables** (exactly-once)',
       r.tables,
       `the router's ${TABLE_STREAMS.length} table streams (${int(r.tables.endOffsets)} offsets incl. transaction markers); field-level merge, \`.latest\` + merge changelog; peak RSS ${fmt(r.tables.window.peakRssMiB)} MiB`,
     ),
-    `| dedupe changelog restore | ${int(r.restore.records)} | ${fmt(r.restore.records / (r.restore.durationMs / 1000))} | ${fmt(perRecord(r.restore.cpuSeconds, r.restore.records), 1)} | | | restoreChangelog() read_committed into DedupeStores, all ${r.partitions} partitions: ${fmt(r.restore.durationMs / 1000, 2)} s incl. its throwaway group's join (${fmt(r.restore.records / (r.restore.firstRecordMs / 1000))}/s from the first record); ${int(r.restore.ids)} ids held after |`,
+    `| dedupe changelog restore | ${int(r.restore.records)} | ${fmt(restoreRate)} | ${fmt(perRecord(r.restore.cpuSeconds, r.restore.records), 1)} | | | | | the runtime's restoreTasks() (runtime/streams/restore.ts → read-to-end.ts: one group-less read_committed reader) into the router's ${r.partitions} tasks' DedupeStores, as a new owner of every partition: ${fmt(r.restore.durationMs / 1000, 2)} s from the reader's connect to the end (${fmt(restoreFromFirst)}/s from the first record); ${int(r.restore.ids)} ids held after |`,
     '',
-    '### Targets',
+    '### Targets (issue #10, from this run)',
     '',
-    `- dedupe-router ≥ 20,000 events/s with exactly-once: ${fmt(routerRate)} events/s: ${verdict(routerRate >= 20_000)}.`,
-    `- dedupe-router CPU per event within 1.5× the pass-through's: ${fmt(routerCpu, 1)} / ${fmt(bareCpu, 1)} µs = ${fmt(ratio, 2)}×: ${verdict(ratio <= 1.5)}` +
-      ` (router work beyond the floor: ${fmt(routerCpu - bareCpu, 1)} µs/event).`,
-    `- Heap per tracked id at ${int(r.memoryIds)} ids (restored into a DedupeStore, heap + array buffers after GC): ${fmt(r.heap, 1)} bytes (≤ 64): ${verdict(r.heap <= 64)}.`,
-    `- Throughput beside the floor: pass-through ${fmt(rate(r.bare.window))}/s, router ${fmt(routerRate)}/s (${fmt((100 * routerRate) / rate(r.bare.window))} %), tables ${fmt(rate(r.tables.window))}/s; the JVM reader ${fmt(r.perf.fetchRecordsPerSec)}/s.`,
+    `- dedupe-router ≥ ${int(t.routerEventsPerSec)} events/s (exactly-once, steady): ${fmt(routerRate)} events/s: ${verdict(routerRate >= t.routerEventsPerSec)}.`,
+    `- dedupe-router CPU per event ≤ ${t.routerCpuVsFloor}× the floor's: ${fmt(routerCpu, 1)} / ${fmt(bareCpu, 1)} µs = ${fmt(ratio, 2)}×: ${verdict(ratio <= t.routerCpuVsFloor)}` +
+      ` (router work beyond the floor: ${fmt(routerCpu - bareCpu, 1)} µs/event${bigCpu === undefined ? '' : `; against the big-transaction pass-through's ${fmt(bigCpu, 1)} µs: ${fmt(routerCpu / bigCpu, 2)}×`}).`,
+    `- tables ≥ ${int(t.tablesEventsPerSec)} events/s (exactly-once, steady): ${fmt(tablesRate)} events/s: ${verdict(tablesRate >= t.tablesEventsPerSec)}.`,
+    `- changelog restore ≥ ${int(t.restoreRecordsPerSec)} records/s: ${fmt(restoreRate)} records/s over the whole restore (the reader's connect and watermark look-ups included): ${verdict(restoreRate >= t.restoreRecordsPerSec)}` +
+      ` (${fmt(restoreFromFirst)}/s from the first record, ${restoreFromFirst >= t.restoreRecordsPerSec ? 'above' : 'below'} the target).`,
+    `- Heap per tracked id at ${int(r.memoryIds)} ids (restored into a DedupeStore, heap + array buffers after GC): ${fmt(r.heap, 1)} bytes (≤ ${t.heapBytesPerId}): ${verdict(r.heap <= t.heapBytesPerId)}.`,
+    `- Throughput beside the floor: pass-through ${fmt(rate(r.bare.window))}/s${r.bareBig ? ` (${fmt(rate(r.bareBig.window))}/s with big transactions)` : ''}, router ${fmt(routerRate)}/s (${fmt((100 * routerRate) / rate(r.bare.window))} %), tables ${fmt(tablesRate)}/s; the JVM reader ${fmt(r.perf.fetchRecordsPerSec)}/s.`,
+    '  For scale (issue #10, measured here on 2026-11-23): the same dedupe-and-route work as a Kafka Streams 3.9 app (exactly_once_v2) did 20–32k events/s at 53–80 µs CPU per event.',
     '',
     `### How the ${cores} cores were shared`,
     '',
@@ -139,6 +176,18 @@ export function renderReport(r: Report): string {
       r.bare.window.brokerCpu,
       r.bare.window.load1,
     ),
+    ...(r.bareBig
+      ? [
+          shareRow(
+            'pass-through, big transactions',
+            r.bareBig.window.seconds,
+            r.bareBig.window.machineBusy,
+            r.bareBig.window.workerCpu,
+            r.bareBig.window.brokerCpu,
+            r.bareBig.window.load1,
+          ),
+        ]
+      : []),
     shareRow(
       'dedupe-router',
       r.router.window.seconds,
@@ -155,6 +204,7 @@ export function renderReport(r: Report): string {
       r.tables.window.brokerCpu,
       r.tables.window.load1,
     ),
+    `| changelog restore (whole restore) | ${fmt(r.restore.durationMs / 1000, 2)} | | | | | ${fmt(r.restore.load1, 1)} |`,
     '',
   ];
   if (p) {
@@ -165,6 +215,9 @@ export function renderReport(r: Report): string {
       `A separate pass with \`node --cpu-prof\` (so the figures above carry no profiler): a fresh raw topic of ${int(p.records)} deliveries, same shape,`,
       `${fmt(rate(w))} events/s and ${fmt(perRecord(w.workerCpu, w.records), 1)} µs CPU/event with the profiler on. Self time of the samples in its steady window`,
       `(${fmt(p.summary.busyMs)} ms busy${p.summary.windowed ? '' : '; the window did not map onto the profile, so the whole profile'}), idle left out.`,
+      `V8 samples only the JavaScript thread: of the process's ${fmt(w.workerCpu * 1000)} ms CPU in that window, the other ${fmt(Math.max(0, w.workerCpu * 1000 - p.summary.busyMs))} ms`,
+      "went to librdkafka's own threads (fetching, batching, the network, transactions) and V8's helper threads. The binding's work on the",
+      'JavaScript thread shows as its lib/*.js functions (a native call counts as the JavaScript function that made it) and as `(program)`.',
       '',
       'Busy time by phase (a sample counts in the first phase its call stack matches, in this order):',
       '',

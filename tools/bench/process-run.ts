@@ -3,8 +3,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { Admin, Kafka } from 'kafkajs';
+import type { GroupResults, Producer } from '@confluentinc/kafka-javascript';
+import type { TopicAdmin } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
+import {
+  call,
+  connect,
+  createAdmin,
+  createProducer,
+  disconnect,
+  type KafkaSettings,
+} from '../../runtime/kafka/rdkafka.js';
+import { createTopicAdmin } from '../../runtime/kafka/rdkafka-admin.js';
+import { deliverAll, type OutRecord, routeDeliveryReports } from '../../runtime/kafka/write-records.js';
 import { createSerde } from '../../schemas/serde.js';
 import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
 import { generateLoad } from '../../test/integration/processors-load.js';
@@ -15,13 +26,75 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 export const log = (message: string) => console.error(`bench:process ${message}`);
 export const load1 = () => loadavg()[0]!;
 
+/** The driver's admin connections: the TopicAdmin port, and a raw client for group offsets. */
+export interface BenchAdmin extends TopicAdmin {
+  /** Committed offsets of a group per `topic:partition` (-1: none). */
+  committed(groupId: string, topics: readonly string[]): Promise<Map<string, number>>;
+  close(): void;
+}
+
+export function openBenchAdmin(settings: KafkaSettings): BenchAdmin {
+  const port = createTopicAdmin(settings, { component: 'bench-admin' });
+  const raw = createAdmin(settings, 'bench-group-offsets');
+  const partitionsOf = new Map<string, number[]>();
+  const partitions = async (topic: string) => {
+    let found = partitionsOf.get(topic);
+    if (found === undefined) {
+      found = (await port.watermarks(topic)).map((w) => w.partition);
+      partitionsOf.set(topic, found);
+    }
+    return found;
+  };
+  return {
+    ...port,
+    async committed(groupId, topics) {
+      const wanted: { topic: string; partition: number }[] = [];
+      for (const topic of topics)
+        for (const partition of await partitions(topic)) wanted.push({ topic, partition });
+      const [group] = await call<GroupResults[]>(`committed offsets of ${groupId}`, (cb) =>
+        raw.listConsumerGroupOffsets([{ groupId, partitions: wanted }], { timeout: 10_000 }, cb),
+      );
+      const out = new Map<string, number>();
+      for (const p of group?.partitions ?? []) out.set(`${p.topic}:${p.partition}`, Number(p.offset));
+      return out;
+    },
+    close() {
+      port.close();
+      raw.disconnect();
+    },
+  };
+}
+
 export interface Env {
-  kafka: Kafka;
-  admin: Admin;
+  settings: KafkaSettings;
+  admin: BenchAdmin;
   brokers: string[];
   registryUrl: string;
   partitions: number;
   brokerPid: number | undefined;
+}
+
+/** Records of the pre-fill in flight at most (librdkafka's queue holds 100,000 by default). */
+const PREFILL_CHUNK = 20_000;
+
+/** An idempotent acks=all librdkafka producer that batches hard: the pre-fill is not what is measured. */
+async function prefillProducer(settings: KafkaSettings): Promise<Producer> {
+  const producer = await connect(
+    createProducer(
+      settings,
+      {
+        'enable.idempotence': true,
+        acks: -1,
+        'linger.ms': 20,
+        'batch.size': 1_000_000,
+        'compression.type': 'none',
+      },
+      'bench-prefill',
+    ),
+  );
+  routeDeliveryReports(producer);
+  producer.setPollInBackground(true);
+  return producer;
 }
 
 /** Creates the prefix's topics (and the pass-through's output), then fills its raw topic. */
@@ -45,21 +118,23 @@ export async function prefill(
   await serde.registerAll(prefix);
   const schemaId = await serde.latestSchemaId(valueSubject(names.raw));
   const load = generateLoad({ ids, retries, startAt: Date.now() - 3_600_000 });
-  const producer = env.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+  const producer = await prefillProducer(env.settings);
   let bytes = 0;
-  for (let i = 0; i < load.envelopes.length; i += 2_000) {
-    const slice = load.envelopes.slice(i, i + 2_000);
-    const messages = await Promise.all(
-      slice.map(async (e) => {
-        const value = await serde.encode(schemaId, e);
-        bytes += value.length;
-        return { key: e.webhookId, value, timestamp: String(e.receivedAt) };
-      }),
-    );
-    await producer.send({ topic: names.raw, messages, acks: -1 });
+  try {
+    for (let i = 0; i < load.envelopes.length; i += PREFILL_CHUNK) {
+      const slice = load.envelopes.slice(i, i + PREFILL_CHUNK);
+      const records: OutRecord[] = await Promise.all(
+        slice.map(async (e) => {
+          const value = await serde.encode(schemaId, e);
+          bytes += value.length;
+          return { key: e.webhookId, value, timestamp: e.receivedAt };
+        }),
+      );
+      await deliverAll(producer, names.raw, records);
+    }
+  } finally {
+    await disconnect(producer);
   }
-  await producer.disconnect();
   return { records: load.envelopes.length, meanValueBytes: bytes / load.envelopes.length };
 }
 
@@ -95,7 +170,6 @@ export function spawnWorker(
         KAFKA_BROKERS: env.brokers.join(','),
         SCHEMA_REGISTRY_URL: env.registryUrl,
         TOPIC_PREFIX: prefix,
-        KAFKAJS_NO_PARTITIONER_WARNING: '1',
         BENCH_WORKER: JSON.stringify(args),
       },
       // The worker's logs go to our stderr: stdout carries only the report.
@@ -157,12 +231,17 @@ export interface Snapshot {
   broker: number | undefined;
   machine: number;
   records: number;
+  transactions: number;
+  commitSeconds: number;
   hrUs: number;
 }
 
 export interface Window {
   records: number;
   seconds: number;
+  /** Transactions committed in the window, and the seconds the worker spent committing them. */
+  transactions: number;
+  commitSeconds: number;
   workerCpu: number;
   brokerCpu: number | undefined;
   machineBusy: number;
@@ -181,8 +260,8 @@ async function snapshot(env: Env, worker: Worker): Promise<Snapshot> {
   const broker = processCpuSeconds(env.brokerPid);
   const machine = machineBusySeconds();
   worker.send({ type: 'count' });
-  const { records, hrUs } = await worker.next('count');
-  return { at, worker: cpu, broker, machine, records, hrUs };
+  const { records, transactions, commitSeconds, hrUs } = await worker.next('count');
+  return { at, worker: cpu, broker, machine, records, transactions, commitSeconds, hrUs };
 }
 
 export interface Progress {
@@ -212,17 +291,20 @@ export async function follow(
     if (first !== undefined && p.done) {
       const last = await snapshot(env, worker);
       // The worker counts a batch just after its commit returns: wait for the count to settle.
-      let records = last.records;
+      let settled = last;
       for (;;) {
         await new Promise((r) => setTimeout(r, 100));
         worker.send({ type: 'count' });
-        const again = (await worker.next('count')).records;
-        if (again === records) break;
-        records = again;
+        const again = await worker.next('count');
+        if (again.records === settled.records) break;
+        settled = { ...settled, ...again };
       }
+      const records = settled.records;
       return {
         records: records - first.records,
         seconds: (last.at - first.at) / 1000,
+        transactions: settled.transactions - first.transactions,
+        commitSeconds: settled.commitSeconds - first.commitSeconds,
         workerCpu: last.worker - first.worker,
         brokerCpu:
           last.broker !== undefined && first.broker !== undefined ? last.broker - first.broker : undefined,
@@ -247,16 +329,6 @@ export async function follow(
   }
 }
 
-/** Committed offsets of a group per topic and partition (-1: none). */
-async function committed(admin: Admin, groupId: string, topics: string[]): Promise<Map<string, number>> {
-  const offsets = await admin.fetchOffsets({ groupId, topics });
-  const out = new Map<string, number>();
-  for (const { topic, partitions } of offsets) {
-    for (const p of partitions) out.set(`${topic}:${p.partition}`, Number(p.offset));
-  }
-  return out;
-}
-
 /** A group reading a non-transactional topic: done when the committed offsets add up to its records. */
 export function rawProgress(
   env: Env,
@@ -265,7 +337,7 @@ export function rawProgress(
   total: number,
 ): () => Promise<Progress> {
   return async () => {
-    const sum = [...(await committed(env.admin, groupId, [topic])).values()].reduce(
+    const sum = [...(await env.admin.committed(groupId, [topic])).values()].reduce(
       (s, o) => s + Math.max(0, o),
       0,
     );
@@ -285,11 +357,10 @@ export async function transactionalProgress(
 ): Promise<() => Promise<Progress>> {
   const ends = new Map<string, number>();
   for (const topic of topics) {
-    for (const o of await env.admin.fetchTopicOffsets(topic))
-      ends.set(`${topic}:${o.partition}`, Number(o.high));
+    for (const w of await env.admin.watermarks(topic)) ends.set(`${topic}:${w.partition}`, w.high);
   }
   return async () => {
-    const offsets = await committed(env.admin, groupId, topics);
+    const offsets = await env.admin.committed(groupId, topics);
     let any = false;
     let done = true;
     for (const [key, high] of ends) {
@@ -302,8 +373,8 @@ export async function transactionalProgress(
 }
 
 /** Records in transactional topics up to their ends, markers included (an upper bound). */
-export async function endOffsetSum(admin: Admin, topics: string[]): Promise<number> {
+export async function endOffsetSum(admin: TopicAdmin, topics: string[]): Promise<number> {
   let sum = 0;
-  for (const topic of topics) for (const o of await admin.fetchTopicOffsets(topic)) sum += Number(o.high);
+  for (const topic of topics) for (const w of await admin.watermarks(topic)) sum += w.high;
   return sum;
 }

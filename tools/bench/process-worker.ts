@@ -3,22 +3,31 @@
 // dedupe changelog. Driven over IPC by tools/bench/process.ts: `count` → records so far, `stop` → exit.
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { DedupeStore } from '../../processors/dedupe-router/dedupe-store.js';
 import { startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import type { RawInput } from '../../processors/dedupe-router/poison.js';
+import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
 import { startTables } from '../../processors/tables/main.js';
 import { loadConfig } from '../../runtime/config.js';
-import { createKafka } from '../../runtime/kafka/client.js';
-import { readToEnd } from '../../runtime/kafka/read-to-end.js';
+import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { restoreTasks } from '../../runtime/streams/restore.js';
+import { StreamTask } from '../../runtime/streams/stream-task.js';
+import type { Topology } from '../../runtime/streams/topology.js';
+import { createSerde } from '../../schemas/serde.js';
+import { topicNames, valueSubject } from '../../schemas/topics.js';
 import { runPassThrough } from './process-passthrough.js';
 
 export type WorkerMode = 'passthrough' | 'router' | 'tables' | 'restore';
 
 export interface WorkerArgs {
   mode: WorkerMode;
-  concurrency: number;
+  /** restore: the changelog's partitions (a new owner of them all). */
+  partitions?: number;
   /** passthrough: the records to copy before it stops by itself. */
   expected?: number;
-  /** passthrough: output topic and group; restore: the changelog topic. */
+  /** passthrough: a transaction commits after this many records or this long (the runtime's 1,000 / 100 ms). */
+  commitMaxRecords?: number;
+  commitIntervalMs?: number;
+  /** passthrough: output topic and group. */
   topic?: string;
   groupId?: string;
 }
@@ -27,7 +36,7 @@ export type ToWorker = { type: 'count' } | { type: 'stop' };
 
 export type FromWorker =
   | { type: 'started'; cpuSeconds: number }
-  | { type: 'count'; records: number; hrUs: number }
+  | ({ type: 'count'; hrUs: number } & Count)
   | {
       type: 'restored';
       records: number;
@@ -53,29 +62,76 @@ const logger = pino({ level: 'warn' });
 const prefix = config.TOPIC_PREFIX;
 const registry = new Registry();
 let records = 0;
+let transactions = 0;
+/** Seconds the pass-through spent in sendOffsetsToTransaction + commitTransaction. */
+let commitSeconds = 0;
 let close: () => Promise<void> = async () => undefined;
 
-/** Input records processed and committed so far (the stream kit's own counter, or the pass-through's). */
-async function count(): Promise<number> {
-  if (args.mode !== 'router' && args.mode !== 'tables') return records;
-  const metric = registry.getSingleMetric('hookledger_stream_records_total');
-  const values = metric ? (await metric.get()).values : [];
-  return values.reduce((sum, v) => sum + v.value, 0);
+export interface Count {
+  /** Input records processed and committed so far. */
+  records: number;
+  /** Transactions committed so far. */
+  transactions: number;
+  /** Seconds spent committing them (the poll loop waits meanwhile). */
+  commitSeconds: number;
+}
+
+/** The stream kit's own counters (records, and its transaction histogram), or the pass-through's. */
+async function count(): Promise<Count> {
+  if (args.mode !== 'router' && args.mode !== 'tables') return { records, transactions, commitSeconds };
+  const sum = async (name: string, sample = name) => {
+    const metric = registry.getSingleMetric(name);
+    const values = metric ? (await metric.get()).values : [];
+    return (values as { value: number; metricName?: string }[])
+      .filter((v) => (v.metricName ?? name) === sample)
+      .reduce((s, v) => s + v.value, 0);
+  };
+  const histogram = 'hookledger_stream_transaction_seconds';
+  return {
+    records: await sum('hookledger_stream_records_total'),
+    transactions: await sum(histogram, `${histogram}_count`),
+    commitSeconds: await sum(histogram, `${histogram}_sum`),
+  };
+}
+
+/** The router's topology as a new owner builds it (schema ids looked up once), for the restore. */
+async function routerTopology(): Promise<Topology<RawInput>> {
+  const names = topicNames(prefix);
+  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'bench-restore' });
+  const topicOf = (logical: string) => `${prefix}${logical}`;
+  const schemaIds = new Map<string, number>();
+  for (const logical of ROUTER_OUTPUTS)
+    schemaIds.set(topicOf(logical), await serde.latestSchemaId(valueSubject(topicOf(logical))));
+  return dedupeTopology({
+    rawTopic: names.raw,
+    changelogTopic: names.dedupeChangelog,
+    topicOf,
+    schemaIds,
+    serde,
+    windowMs: config.DEDUPE_WINDOW,
+  });
 }
 
 async function start(): Promise<void> {
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `bench-${args.mode}`, logger });
+  const settings: KafkaSettings = {
+    brokers: config.KAFKA_BROKERS,
+    clientId: `bench-${args.mode}`,
+    logger,
+  };
   switch (args.mode) {
     case 'passthrough': {
       const run = runPassThrough({
-        kafka,
+        settings,
         input: `${prefix}webhooks.raw`,
         output: args.topic!,
         groupId: args.groupId!,
         expected: args.expected!,
-        concurrency: args.concurrency,
-        onRecords: (n) => {
+        ...(args.commitMaxRecords === undefined ? {} : { commitMaxRecords: args.commitMaxRecords }),
+        ...(args.commitIntervalMs === undefined ? {} : { commitIntervalMs: args.commitIntervalMs }),
+        onCommit: (n, seconds) => {
           records += n;
+          transactions++;
+          commitSeconds += seconds;
         },
       });
       close = async () => {
@@ -87,39 +143,39 @@ async function start(): Promise<void> {
     case 'router':
     case 'tables': {
       const startStage = args.mode === 'router' ? startDedupeRouter : startTables;
-      const stage = await startStage({ config, logger, registry, concurrency: args.concurrency });
+      const stage = await startStage({ config, logger, registry });
       close = () => stage.close();
       return;
     }
     case 'restore': {
-      // As a new owner restores: every changelog record into its partition's store, then expiry.
-      const stores = new Map<number, { store: DedupeStore; streamTime: number }>();
-      const admin = kafka.admin();
-      await admin.connect();
-      const partitions = (await admin.fetchTopicOffsets(args.topic!)).map((o) => o.partition);
-      await admin.disconnect();
-      for (const p of partitions)
-        stores.set(p, { store: new DedupeStore(config.DEDUPE_WINDOW), streamTime: 0 });
+      // As a new owner of every partition restores: the runtime's restoreTasks (one group-less
+      // read_committed reader, runtime/kafka/read-to-end.ts) into the router's tasks' DedupeStores.
+      const topology = await routerTopology();
+      const source = topology.sources[0]!;
+      const port = { pause: () => undefined, resume: () => undefined };
+      const tasks = Array.from(
+        { length: args.partitions ?? 1 },
+        (_, partition) => new StreamTask<RawInput>({ topology, source, partition, port, logger }),
+      );
+      let firstAt = 0;
+      for (const task of tasks) task.machine.transitionTo('restoring');
+      // The time of the first record (the reader's connect and watermark look-ups come before it).
+      const { restoreRecord } = StreamTask.prototype;
+      for (const task of tasks) {
+        task.restoreRecord = (store, record) => {
+          firstAt ||= performance.now();
+          task.restoreRecord = restoreRecord;
+          task.restoreRecord(store, record);
+        };
+      }
       const before = cpuSeconds();
       const started = performance.now();
-      let firstAt = 0;
-      const { durationMs } = await readToEnd({
-        settings: { brokers: config.KAFKA_BROKERS, clientId: 'bench-restore', logger },
-        topic: args.topic!,
-        partitions: partitions.map((partition) => ({ partition })),
-        onRecord: ({ partition, key, value, timestamp }) => {
-          const record = { key: key?.toString('utf8') ?? '', value, timestamp };
-          if (firstAt === 0) firstAt = performance.now();
-          const entry = stores.get(partition)!;
-          entry.store.restore(record);
-          if (record.timestamp > entry.streamTime) entry.streamTime = record.timestamp;
-          records++;
-        },
-      });
+      const { durationMs, records: restored } = await restoreTasks(settings, tasks).done;
+      records = restored;
       let ids = 0;
-      for (const { store, streamTime } of stores.values()) {
-        store.restored(streamTime);
-        ids += store.size;
+      for (const task of tasks) {
+        task.finishRestore();
+        for (const size of task.storeSizes().values()) ids += size;
       }
       send({
         type: 'restored',
@@ -129,6 +185,7 @@ async function start(): Promise<void> {
         firstRecordMs: firstAt === 0 ? durationMs : durationMs - (firstAt - started),
         cpuSeconds: cpuSeconds() - before,
       });
+      for (const task of tasks) task.close();
       return;
     }
   }
@@ -136,7 +193,7 @@ async function start(): Promise<void> {
 
 process.on('message', (message: ToWorker) => {
   if (message.type === 'count') {
-    void count().then((n) => send({ type: 'count', records: n, hrUs: hrUs() }));
+    void count().then((c) => send({ type: 'count', hrUs: hrUs(), ...c }));
   } else if (message.type === 'stop') {
     const at = hrUs();
     void close()

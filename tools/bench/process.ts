@@ -1,12 +1,14 @@
 // `npm run bench:process`: over one pre-filled raw topic (default 200,000 webhook ids + 20,000 retries),
-// in one run: Kafka's consumer perf test, a bare kafkajs exactly-once pass-through, the dedupe-router
-// (exactly-once) and the tables stage over the entity streams the router wrote, each in its own process
-// with its CPU and the broker's per event; then the restore rate of the dedupe changelog the router
-// wrote, heap per tracked id at 1M ids, and a CPU profile of the router (a separate, smaller pass).
+// in one run: Kafka's consumer perf test, a bare librdkafka exactly-once pass-through (the runtime's
+// transaction cadence, then ≥ 10k records a transaction), the dedupe-router and the tables stage over
+// the entity streams the router wrote (both exactly-once), each in its own process with its CPU and
+// the broker's per event; then the runtime's restore of the dedupe changelog the router wrote, heap per
+// tracked id at 1M ids, and a CPU profile of the router (a separate, smaller pass). Every Kafka path
+// is librdkafka (@confluentinc/kafka-javascript).
 // Writes the Markdown section into docs/benchmarks.md between the bench:process markers.
 // Uses KAFKA_BROKERS and SCHEMA_REGISTRY_URL when set, else starts a local stack of its own.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,7 +17,6 @@ import { encodeDedupeDecision } from '../../processors/dedupe-router/dedupe-deci
 import { DedupeStore } from '../../processors/dedupe-router/dedupe-store.js';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { tablesAppId } from '../../processors/tables/main.js';
-import { createKafka } from '../../runtime/kafka/client.js';
 import { TABLE_STREAMS, topicNames } from '../../schemas/topics.js';
 import { type Stack, startStack } from '../stack/index.js';
 import { findBrokerPid } from './proc-stats.js';
@@ -29,6 +30,7 @@ import {
   killWorker,
   load1,
   log,
+  openBenchAdmin,
   type Progress,
   prefill,
   rawProgress,
@@ -45,6 +47,10 @@ const { values: opts } = parseArgs({
     'memory-ids': { type: 'string', default: '1000000' },
     /** Ids of the separate profiled router pass (retries: a tenth of them); 0 skips it. */
     'profile-ids': { type: 'string', default: '40000' },
+    /** Records per transaction of the second pass-through (the first has the runtime's 1,000 / 100 ms); 0 skips it. */
+    'big-transactions': { type: 'string', default: '10000' },
+    /** Keeps the router's .cpuprofile at this path (for DevTools or a closer look). */
+    'profile-out': { type: 'string' },
     'broker-pid': { type: 'string' },
     'no-write': { type: 'boolean', default: false },
     'keep-topics': { type: 'boolean', default: false },
@@ -103,11 +109,10 @@ async function main(): Promise<void> {
   const retries = Number(opts.retries);
   const { brokers, registryUrl, stack } = await benchStack();
   const logger = pino({ level: 'warn' });
-  const kafka = createKafka({ brokers, clientId: 'bench-process', logger });
-  const admin = kafka.admin();
-  await admin.connect();
+  const settings = { brokers, clientId: 'bench-process', logger };
+  const admin = openBenchAdmin(settings);
   const brokerPid = opts['broker-pid'] ? Number(opts['broker-pid']) : findBrokerPid(brokers[0]!);
-  const env: Env = { kafka, admin, brokers, registryUrl, partitions, brokerPid };
+  const env: Env = { settings, admin, brokers, registryUrl, partitions, brokerPid };
   log(`broker pid ${brokerPid ?? 'not found (pass --broker-pid)'}`);
   const prefix = `bench-process-${randomBytes(3).toString('hex')}.`;
   const profilePrefix = `bench-process-${randomBytes(3).toString('hex')}.`;
@@ -126,27 +131,46 @@ async function main(): Promise<void> {
     const perf = await consumerPerfTest({ brokers, topic: names.raw, messages: total, brokerPid });
     log(`consumer perf test: ${perf.fetchRecordsPerSec.toFixed(0)} records/s`);
 
-    log('bare kafkajs exactly-once pass-through…');
-    const passGroup = `${prefix}bench-passthrough`;
-    const bare = await measureStage(
-      env,
-      () =>
-        spawnWorker(env, prefix, {
-          mode: 'passthrough',
-          concurrency: partitions,
-          expected: total,
-          topic: `${prefix}passthrough`,
-          groupId: passGroup,
-        }),
-      async () => rawProgress(env, passGroup, names.raw, total),
-      current,
-    );
-    log(`pass-through: ${(bare.window.records / bare.window.seconds).toFixed(0)} records/s`);
+    const passThrough = async (
+      group: string,
+      cadence: { commitMaxRecords: number; commitIntervalMs: number },
+    ) => {
+      const groupId = `${prefix}${group}`;
+      const figures = await measureStage(
+        env,
+        () =>
+          spawnWorker(env, prefix, {
+            mode: 'passthrough',
+            expected: total,
+            topic: `${prefix}passthrough`,
+            groupId,
+            ...cadence,
+          }),
+        async () => rawProgress(env, groupId, names.raw, total),
+        current,
+      );
+      log(
+        `pass-through: ${(figures.window.records / figures.window.seconds).toFixed(0)} records/s, ${(figures.window.records / figures.window.transactions).toFixed(0)} records/transaction`,
+      );
+      return figures;
+    };
+    log("bare librdkafka exactly-once pass-through (the runtime's 10,000 records / 100 ms a transaction)…");
+    const bare = await passThrough('bench-passthrough', { commitMaxRecords: 10_000, commitIntervalMs: 100 });
+    const bigTransactions = Number(opts['big-transactions']);
+    let bareBig: Report['bareBig'];
+    if (bigTransactions > 0) {
+      log(`bare librdkafka exactly-once pass-through (${bigTransactions} records a transaction)…`);
+      // The interval only bounds a slow transaction, well inside its 10 s timeout.
+      bareBig = await passThrough('bench-passthrough-big', {
+        commitMaxRecords: bigTransactions,
+        commitIntervalMs: 3_000,
+      });
+    }
 
     log('dedupe-router…');
     const router = await measureStage(
       env,
-      () => spawnWorker(env, prefix, { mode: 'router', concurrency: partitions }),
+      () => spawnWorker(env, prefix, { mode: 'router' }),
       async () => rawProgress(env, dedupeRouterAppId(prefix), names.raw, total),
       current,
     );
@@ -157,7 +181,7 @@ async function main(): Promise<void> {
     const tableEnds = await endOffsetSum(admin, tableTopics);
     const tables = await measureStage(
       env,
-      () => spawnWorker(env, prefix, { mode: 'tables', concurrency: partitions }),
+      () => spawnWorker(env, prefix, { mode: 'tables' }),
       () => transactionalProgress(env, tablesAppId(prefix), tableTopics),
       current,
     );
@@ -165,11 +189,7 @@ async function main(): Promise<void> {
 
     log('restore of the dedupe changelog…');
     const restoreLoad = load1();
-    const restoreWorker = spawnWorker(env, prefix, {
-      mode: 'restore',
-      concurrency: 1,
-      topic: names.dedupeChangelog,
-    });
+    const restoreWorker = spawnWorker(env, prefix, { mode: 'restore', partitions });
     current.worker = restoreWorker;
     await restoreWorker.started;
     const restored = await restoreWorker.next('restored');
@@ -192,13 +212,14 @@ async function main(): Promise<void> {
       );
       const run = await measureStage(
         env,
-        () => spawnWorker(env, profilePrefix, { mode: 'router', concurrency: partitions }, { profileDir }),
+        () => spawnWorker(env, profilePrefix, { mode: 'router' }, { profileDir }),
         async () =>
           rawProgress(env, dedupeRouterAppId(profilePrefix), topicNames(profilePrefix).raw, profiled),
         current,
       );
       const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
       if (file) {
+        if (opts['profile-out']) copyFileSync(join(profileDir, file), opts['profile-out']);
         profile = {
           records: profiled,
           window: run.window,
@@ -219,12 +240,16 @@ async function main(): Promise<void> {
       memoryIds: Number(opts['memory-ids']),
       perf: { ...perf, load1: perfLoad },
       bare,
+      ...(bareBig ? { bareBig } : {}),
       router,
       tables: { ...tables, endOffsets: tableEnds },
       restore: { ...restored, load1: restoreLoad },
       heap,
       ...(profile ? { profile } : {}),
-      argv: process.argv.slice(2),
+      // Where this run kept its profile is no part of how to reproduce it.
+      argv: process.argv
+        .slice(2)
+        .filter((a, i, all) => !a.startsWith('--profile-out') && all[i - 1] !== '--profile-out'),
     };
     const section = renderReport(report);
     console.log(section);
@@ -235,9 +260,9 @@ async function main(): Promise<void> {
     if (!opts['keep-topics']) {
       const all = await admin.listTopics().catch(() => [] as string[]);
       const ours = all.filter((t) => prefixes.some((p) => t.startsWith(p)));
-      if (ours.length > 0) await admin.deleteTopics({ topics: ours }).catch(() => undefined);
+      if (ours.length > 0) await admin.deleteTopics(ours).catch(() => undefined);
     }
-    await admin.disconnect();
+    admin.close();
     await stack?.stop();
   }
 }

@@ -1,6 +1,6 @@
 // The side-by-side topics of a replay: `<topic>.replay-<id>`, created with their live twins' settings.
 import type { Config } from '../../runtime/config.js';
-import { type AnyAdmin, topicStates } from '../../runtime/kafka/admin.js';
+import { type TopicAdmin, topicStates } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import type { TopicSpec } from '../../runtime/kafka/topic-spec.js';
 import type { Logger } from '../../runtime/log.js';
@@ -43,7 +43,7 @@ export class MissingLiveTopicError extends Error {
  * the copy keeps one decision per id, and goes away with the replay.
  */
 export async function replaySpecs(
-  admin: AnyAdmin,
+  admin: TopicAdmin,
   config: Config,
   id: string,
   liveTopics: readonly string[],
@@ -83,7 +83,7 @@ export async function replaySpecs(
 
 /** Creates (or verifies, on a resumed run) the replay topics and registers their value subjects. */
 export async function ensureReplayTopics(
-  admin: AnyAdmin,
+  admin: TopicAdmin,
   serde: Serde,
   specs: readonly (TopicSpec & { valueSchema: string | undefined })[],
   logger: Logger,

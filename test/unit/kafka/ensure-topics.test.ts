@@ -211,13 +211,6 @@ describe('isMetadataLag', () => {
     expect(isMetadataLag(brokerError(ERRORS.ERR__TIMED_OUT, 'Local: Timed out'))).toBe(true);
     expect(isMetadataLag(new Error('gave up after 5 retries', { cause: unknownTopic() }))).toBe(true);
     expect(isMetadataLag(new TopicsNotReadyError(['a']))).toBe(true);
-    // kafkajs's protocol errors carry the same broker codes (callers not yet moved, kafkajs-admin-bridge.ts).
-    const kafkajsLike = Object.assign(new Error('This server does not host this topic-partition'), {
-      name: 'KafkaJSProtocolError',
-      type: 'UNKNOWN_TOPIC_OR_PARTITION',
-      code: 3,
-    });
-    expect(isMetadataLag(new Error('retries exceeded', { cause: kafkajsLike }))).toBe(true);
   });
 
   it('leaves every other error alone', () => {

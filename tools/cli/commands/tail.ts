@@ -87,7 +87,6 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
   } catch (error) {
     if (error instanceof UnknownTopicError) throw new CommandFailed(error.message);
     throw clusterFailure(error, config.KAFKA_BROKERS) ?? error;
-    throw error;
   } finally {
     io.signal?.removeEventListener('abort', stop);
     if (io.signal === undefined) process.off('SIGINT', stop);
