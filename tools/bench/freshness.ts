@@ -10,12 +10,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KafkaConsumer, Message } from '@confluentinc/kafka-javascript';
 import { pino } from 'pino';
-import { signBody } from '../../ingest/webhooks/signature.js';
 import { call, connect, createConsumer, disconnect } from '../../runtime/kafka/rdkafka.js';
 import { topicNames } from '../../schemas/topics.js';
 import { type Stack, startStack } from '../stack/index.js';
 import { freePort, runHookledger, spawnHookledger, stopChild, waitReady } from './children.js';
-import { type Delivery, runStep } from './ingest-load.js';
+import { type Delivery, runStep, signedDelivery } from './ingest-load.js';
 import { writeSection } from './report-section.js';
 
 const COMMAND = 'npm run bench:freshness';
@@ -55,16 +54,7 @@ function delivery(n: number, run: string): Delivery {
       },
     }),
   );
-  return {
-    path: '/webhooks/bench',
-    body,
-    headers: {
-      'content-type': 'application/json',
-      accept: '*/*',
-      'user-agent': 'Platform-Webhooks/1.4.2',
-      'x-signature': signBody(body, KEY),
-    },
-  };
+  return signedDelivery('/webhooks/bench', body, KEY);
 }
 
 function percentile(sorted: readonly number[], p: number): number {

@@ -1,6 +1,7 @@
 // Open-loop load for the ingest benchmark: requests leave on schedule whatever the answers do, and each
 // latency counts from its scheduled departure (no coordinated omission).
 import { Agent, request } from 'node:http';
+import { signBody } from '../../ingest/webhooks/signature.js';
 
 export interface LoadStep {
   offeredRate: number;
@@ -25,6 +26,20 @@ export interface Delivery {
   path: string;
   body: Buffer;
   headers: Record<string, string>;
+}
+
+/** A delivery as the platform sends it: JSON, its headers, signed with the source's key. */
+export function signedDelivery(path: string, body: Buffer, key: string): Delivery {
+  return {
+    path,
+    body,
+    headers: {
+      'content-type': 'application/json',
+      accept: '*/*',
+      'user-agent': 'Platform-Webhooks/1.4.2',
+      'x-signature': signBody(body, key),
+    },
+  };
 }
 
 function percentile(sorted: Float64Array, p: number): number {

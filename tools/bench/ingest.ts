@@ -8,13 +8,12 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { signBody } from '../../ingest/webhooks/signature.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import { topicCatalog, topicNames } from '../../schemas/topics.js';
 import { type Stack, startStack } from '../stack/index.js';
 import { freePort, ROOT, spawnHookledger, stopChild, waitReady } from './children.js';
-import { type Delivery, type LoadResult, runStep } from './ingest-load.js';
+import { type Delivery, type LoadResult, runStep, signedDelivery } from './ingest-load.js';
 import { pidListeningOn, processCpuSeconds, rssMiB } from './proc-stats.js';
 import { writeSection } from './report-section.js';
 
@@ -51,16 +50,7 @@ function deliveries(count: number): Delivery[] {
         data: { getEnergySwitch: { __typename: 'EnergySwitch', id: `es_${n}`, pad } },
       });
     const body = Buffer.from(frame('x'.repeat(RECORD_SIZE - Buffer.byteLength(frame('')))));
-    return {
-      path: '/webhooks/bench',
-      body,
-      headers: {
-        'content-type': 'application/json',
-        accept: '*/*',
-        'user-agent': 'Platform-Webhooks/1.4.2',
-        'x-signature': signBody(body, KEY),
-      },
-    };
+    return signedDelivery('/webhooks/bench', body, KEY);
   });
 }
 
