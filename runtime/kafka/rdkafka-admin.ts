@@ -205,26 +205,41 @@ export function createTopicAdmin(
     return description.partitions.map(({ partition }) => partition);
   }
 
-  /** One offset per partition, as `spec` asks (earliest, latest, or the first at a time). */
+  /**
+   * One offset per partition, as `spec` asks (earliest, latest, or the first at a time). Asked again
+   * for a moment while leadership settles: a topic just created (or a broker just restarted) has
+   * leaders in its metadata before the brokers answer for them.
+   */
   async function listOffsets(
     topic: string,
     partitions: readonly number[],
     spec: InstanceType<typeof OffsetSpec>,
   ): Promise<Map<number, number>> {
-    const found = await call<{ partition: number; offset: number; error?: LibrdKafkaError }[]>(
-      `list offsets of topic "${topic}"`,
-      (cb) =>
-        client.listOffsets(
-          partitions.map((partition) => ({ topic, partition, offset: spec })),
-          { timeout: timeoutMs },
-          cb,
-        ),
-    );
-    const failed = found.find((o) => o.error);
-    if (failed?.error) throw asKafkaError(failed.error, `list offsets of "${topic}" [${failed.partition}]`);
-    return new Map(found.map((o) => [o.partition, o.offset]));
+    for (let attempt = 1; ; attempt++) {
+      const found = await call<{ partition: number; offset: number; error?: LibrdKafkaError }[]>(
+        `list offsets of topic "${topic}"`,
+        (cb) =>
+          client.listOffsets(
+            partitions.map((partition) => ({ topic, partition, offset: spec })),
+            { timeout: timeoutMs },
+            cb,
+          ),
+      );
+      const failed = found.find((o) => o.error);
+      if (failed?.error === undefined) return new Map(found.map((o) => [o.partition, o.offset]));
+      if (attempt >= 10 || !LEADERSHIP_SETTLING.has(failed.error.code))
+        throw asKafkaError(failed.error, `list offsets of "${topic}" [${failed.partition}]`);
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
   }
 }
+
+/** Broker answers that mean "ask again shortly": the partition's leadership is still moving. */
+const LEADERSHIP_SETTLING = new Set<number>([
+  ERRORS.ERR_NOT_LEADER_FOR_PARTITION,
+  ERRORS.ERR_LEADER_NOT_AVAILABLE,
+  ERRORS.ERR_UNKNOWN_TOPIC_OR_PART,
+]);
 
 /** A per-item error of an admin result (a plain `{ code, message }`) as a KafkaError. */
 function asKafkaError(error: { code?: number; message?: string }, context: string): KafkaError {

@@ -3,17 +3,14 @@
 // dedupe changelog. Driven over IPC by tools/bench/process.ts: `count` → records so far, `stop` → exit.
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { liveDedupeTopology, startDedupeRouter } from '../../processors/dedupe-router/main.js';
 import type { RawInput } from '../../processors/dedupe-router/poison.js';
-import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
 import { startTables } from '../../processors/tables/main.js';
 import { loadConfig } from '../../runtime/config.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { restoreTasks } from '../../runtime/streams/restore.js';
 import { StreamTask } from '../../runtime/streams/stream-task.js';
-import type { Topology } from '../../runtime/streams/topology.js';
 import { createSerde } from '../../schemas/serde.js';
-import { topicNames, valueSubject } from '../../schemas/topics.js';
 import { runPassThrough } from './process-passthrough.js';
 
 export type WorkerMode = 'passthrough' | 'router' | 'tables' | 'restore';
@@ -94,24 +91,6 @@ async function count(): Promise<Count> {
   };
 }
 
-/** The router's topology as a new owner builds it (schema ids looked up once), for the restore. */
-async function routerTopology(): Promise<Topology<RawInput>> {
-  const names = topicNames(prefix);
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'bench-restore' });
-  const topicOf = (logical: string) => `${prefix}${logical}`;
-  const schemaIds = new Map<string, number>();
-  for (const logical of ROUTER_OUTPUTS)
-    schemaIds.set(topicOf(logical), await serde.latestSchemaId(valueSubject(topicOf(logical))));
-  return dedupeTopology({
-    rawTopic: names.raw,
-    changelogTopic: names.dedupeChangelog,
-    topicOf,
-    schemaIds,
-    serde,
-    windowMs: config.DEDUPE_WINDOW,
-  });
-}
-
 async function start(): Promise<void> {
   const settings: KafkaSettings = {
     brokers: config.KAFKA_BROKERS,
@@ -150,7 +129,10 @@ async function start(): Promise<void> {
     case 'restore': {
       // As a new owner of every partition restores: the runtime's restoreTasks (one group-less
       // read_committed reader, runtime/kafka/read-to-end.ts) into the router's tasks' DedupeStores.
-      const topology = await routerTopology();
+      const topology = await liveDedupeTopology(
+        config,
+        createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'bench-restore' }),
+      );
       const source = topology.sources[0]!;
       const port = { pause: () => undefined, resume: () => undefined };
       const tasks = Array.from(
