@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
+import { resolveSecretFiles, SECRET_VARIABLES } from './secret-files.js';
 
 /** The platform retries a failed delivery for 72 hours; a shorter window would let retries through. */
 export const PLATFORM_RETRY_WINDOW_MS = 72 * 3_600_000;
@@ -20,8 +21,19 @@ const duration = (example: string) =>
     return ms;
   });
 
+/** `UTC`, `Z` or `±HH:MM` (`±HHMM`) as minutes east of UTC; offsets in use span −12:00 to +14:00. */
+function utcOffsetMinutes(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (/^(UTC|Z)$/i.test(trimmed)) return 0;
+  const m = /^([+-])(\d{2}):?(\d{2})$/.exec(trimmed);
+  if (m === null) return undefined;
+  const minutes = (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]));
+  return Number(m[3]) < 60 && minutes >= -12 * 60 && minutes <= 14 * 60 ? minutes : undefined;
+}
+
 const port = z.coerce.number().int().min(0).max(65_535);
 const bytes = z.coerce.number().int().positive();
+const upperCase = z.string().transform((s) => s.trim().toUpperCase());
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 /** Every variable hookledger reads, with its default. Names are the variables themselves. */
@@ -32,6 +44,32 @@ const environment = z.object({
     .transform((s) => s.split(',').map((b) => b.trim()))
     .pipe(z.array(z.string().regex(/^[^\s:]+:\d+$/, 'expected host:port[,host:port…]')).min(1)),
   SCHEMA_REGISTRY_URL: z.url({ message: 'expected the http(s) URL of a Confluent-API schema registry' }),
+  // How to reach a secured cluster and registry: mapped to librdkafka properties in one place
+  // (runtime/kafka/client-properties.ts), to the registry client in schemas/registry-access.ts.
+  KAFKA_SECURITY_PROTOCOL: upperCase
+    .pipe(z.enum(['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL']))
+    .optional(),
+  KAFKA_SASL_MECHANISM: upperCase
+    .pipe(z.enum(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER']))
+    .optional(),
+  KAFKA_SASL_USERNAME: z.string().optional(),
+  KAFKA_SASL_PASSWORD: z.string().optional(),
+  KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL: z
+    .url({ message: "expected the http(s) URL of the identity provider's token endpoint" })
+    .optional(),
+  KAFKA_SASL_OAUTHBEARER_CLIENT_ID: z.string().optional(),
+  KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: z.string().optional(),
+  KAFKA_SASL_OAUTHBEARER_SCOPE: z.string().optional(),
+  KAFKA_SSL_CA_FILE: z.string().optional(),
+  KAFKA_SSL_CERT_FILE: z.string().optional(),
+  KAFKA_SSL_KEY_FILE: z.string().optional(),
+  KAFKA_SSL_KEY_PASSWORD: z.string().optional(),
+  /** A Java-style properties file of any other librdkafka settings, checked by librdkafka at start-up. */
+  KAFKA_CONFIG_FILE: z.string().optional(),
+  SCHEMA_REGISTRY_USERNAME: z.string().optional(),
+  SCHEMA_REGISTRY_PASSWORD: z.string().optional(),
+  SCHEMA_REGISTRY_BEARER_TOKEN: z.string().optional(),
+  SCHEMA_REGISTRY_CA_FILE: z.string().optional(),
   TOPIC_PREFIX: z
     .string()
     .regex(/^[a-zA-Z0-9._-]*$/, 'expected letters, digits, ".", "_" or "-"')
@@ -43,6 +81,22 @@ const environment = z.object({
     .refine((ms) => ms >= PLATFORM_RETRY_WINDOW_MS, {
       message: `must be at least the platform's retry window (${PLATFORM_RETRY_WINDOW_MS / 3_600_000}h)`,
     }),
+  /**
+   * The zone the router reads a zone-less `webhook.date` in: `UTC` or a fixed offset, never the
+   * machine's zone nor a named one (its offset moves with daylight saving), so live and replay agree.
+   * Unset: such a date is dead-lettered. Minutes east of UTC.
+   */
+  WEBHOOK_DATE_ZONE: z
+    .string()
+    .transform((text, ctx) => {
+      const minutes = utcOffsetMinutes(text);
+      if (minutes === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'expected UTC or an offset such as +01:00 or -05:30' });
+        return z.NEVER;
+      }
+      return minutes;
+    })
+    .optional(),
   INGEST_HOST: z.string().min(1).default('0.0.0.0'),
   INGEST_PORT: port.default(8080),
   INGEST_BODY_LIMIT: bytes.default(1_048_576),
@@ -55,6 +109,14 @@ const environment = z.object({
   INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(2),
   INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),
+  /** Requests to a signed source whose signature fails are kept in webhooks.quarantine (still 401). */
+  INGEST_QUARANTINE: flag.default(true),
+  /** Per source and ingest instance: quarantined requests per second (bursts up to a minute's worth). */
+  INGEST_QUARANTINE_PER_SECOND: z.coerce.number().positive().default(10),
+  /** Per source and ingest instance: quarantined bytes per second (bursts up to a minute's worth). */
+  INGEST_QUARANTINE_BYTES_PER_SECOND: bytes.default(32_768),
+  /** How long webhooks.quarantine keeps a request (`hookledger topics` sets it on the topic). */
+  QUARANTINE_RETENTION: duration('7d or 72h').default(7 * 86_400_000),
   INGEST_TLS_CERT_FILE: z.string().optional(),
   INGEST_TLS_KEY_FILE: z.string().optional(),
   HOOKLEDGER_LOCAL_STACK: flag.default(false),
@@ -83,14 +145,21 @@ export type Config = z.infer<typeof environment>;
 /** The names of the variables above (sources are read by ingest: HOOKLEDGER_SOURCES, HOOKLEDGER_SOURCES_FILE). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(environment.shape);
 
-/** Validates the environment; throws a ConfigError whose message is one line naming the variable. */
+/**
+ * Validates the environment; throws a ConfigError whose message is one line naming the variable. Secrets
+ * may come as `<NAME>_FILE` (see secret-files.ts); their values are never shown.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const present = Object.fromEntries(
+    Object.entries(resolveSecretFiles(env)).filter(([, v]) => v !== undefined && v !== ''),
+  );
   const result = environment.safeParse(present);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const variable = String(issue.path[0] ?? 'environment');
   const found = present[variable];
-  const shown = found === undefined ? 'it is not set' : `got ${JSON.stringify(found)}`;
+  const secret = (SECRET_VARIABLES as readonly string[]).includes(variable);
+  const shown =
+    found === undefined ? 'it is not set' : secret ? 'value hidden' : `got ${JSON.stringify(found)}`;
   throw new ConfigError(`${variable}: ${issue.message} (${shown})`);
 }

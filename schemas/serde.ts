@@ -1,6 +1,13 @@
 // The registry serde: the only module that talks to the schema registry and knows the Confluent framing.
+import { Agent as HttpsAgent } from 'node:https';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { RawAvroSchema } from '@kafkajs/confluent-schema-registry/dist/@types.js';
+import type {
+  SchemaRegistryAPIClient,
+  SchemaRegistryAPIClientArgs,
+} from '@kafkajs/confluent-schema-registry/dist/api/index.js';
+import { registerOrFindExisting } from './register-existing.js';
+import type { RegistryAccess } from './registry-access.js';
 import { loadSchema } from './schema-files.js';
 import { topicCatalog, valueSubject } from './topics.js';
 
@@ -44,8 +51,8 @@ export interface Serde {
   decode<T = unknown>(buffer: Buffer, options?: DecodeOptions): Promise<T>;
 }
 
-export interface CreateSerdeOptions {
-  registryUrl: string;
+/** Where the registry is and how to authenticate to it (registryAccess(config) builds it). */
+export interface CreateSerdeOptions extends RegistryAccess {
   clientId?: string;
 }
 
@@ -57,28 +64,74 @@ export function schemaIdOf(buffer: Buffer): number {
   return buffer.readInt32BE(1);
 }
 
-export function createSerde({ registryUrl, clientId = 'hookledger' }: CreateSerdeOptions): Serde {
+/** A middleware of the library's HTTP client (mappersmith), as the library types it. */
+type Middleware = NonNullable<SchemaRegistryAPIClientArgs['middlewares']>[number];
+
+/** Adds `Authorization: Bearer <token>` to every request (the library itself knows only basic auth). */
+export function bearerTokenMiddleware(token: string): Middleware {
+  return () => ({
+    async prepareRequest(next) {
+      const request = await next();
+      return request.enhance({ headers: { authorization: `Bearer ${token}` } });
+    },
+  });
+}
+
+export function createSerde({
+  registryUrl,
+  clientId = 'hookledger',
+  auth,
+  bearerToken,
+  ca,
+}: CreateSerdeOptions): Serde {
   const base = registryUrl.replace(/\/+$/, '');
-  const registry = new SchemaRegistry({ host: base, clientId });
+  const registry = new SchemaRegistry({
+    host: base,
+    clientId,
+    ...(auth ? { auth } : {}),
+    ...(bearerToken ? { middlewares: [bearerTokenMiddleware(bearerToken)] } : {}),
+    // Only for a CA of its own: otherwise Node's public CAs, as for any https URL.
+    ...(ca ? { agent: new HttpsAgent({ ca, keepAlive: true }) } : {}),
+  });
+  // The library's own HTTP client, so that this request has the same auth, CA and retries as the others.
+  const api = (registry as unknown as { api: SchemaRegistryAPIClient }).api;
 
   async function setCompatibility(subject: string): Promise<void> {
-    const response = await fetch(`${base}/config/${encodeURIComponent(subject)}`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
-      body: JSON.stringify({ compatibility: COMPATIBILITY_LEVEL }),
-    });
-    if (!response.ok) {
+    try {
+      await api.Subject.updateConfig({ subject, body: { compatibility: COMPATIBILITY_LEVEL } });
+    } catch (error) {
       throw new Error(
-        `setting ${COMPATIBILITY_LEVEL} on subject "${subject}" failed: HTTP ${response.status}`,
+        `setting ${COMPATIBILITY_LEVEL} on subject "${subject}" failed: ${(error as Error).message}`,
+        { cause: error },
       );
+    }
+  }
+
+  /** The id of this exact schema under the subject; undefined when the registry does not list it. */
+  async function lookup(subject: string, schema: string): Promise<number | undefined> {
+    try {
+      const response = await api.Subject.registered({ subject, body: { schema } });
+      return (response.data() as { id: number }).id;
+    } catch (error) {
+      if ((error as { status?: unknown }).status === 404) return undefined;
+      throw error;
     }
   }
 
   async function register(subject: string, schema: string): Promise<number> {
     const registerOnce = () =>
-      registry.register({ type: SchemaType.AVRO, schema }, { subject, compatibility: COMPATIBILITY_LEVEL });
+      registerOrFindExisting(subject, {
+        register: async () =>
+          (
+            await registry.register(
+              { type: SchemaType.AVRO, schema },
+              { subject, compatibility: COMPATIBILITY_LEVEL },
+            )
+          ).id,
+        lookup: () => lookup(subject, schema),
+      });
     try {
-      return (await registerOnce()).id;
+      return await registerOnce();
     } catch (error) {
       // The library sets our level only when GET /config/<subject> answers 404 (a new subject), and
       // refuses any other level. Apicurio answers NONE for a subject without its own rule (say, one
@@ -91,7 +144,7 @@ export function createSerde({ registryUrl, clientId = 'hookledger' }: CreateSerd
         );
       }
       await setCompatibility(subject);
-      return (await registerOnce()).id;
+      return await registerOnce();
     }
   }
 

@@ -28,10 +28,39 @@ export function envelopeHeaders(headers: IncomingHttpHeaders): Record<string, st
   return kept;
 }
 
-/** The query string without its `?`, or null when the URL has none. */
+/**
+ * Query parameters whose value is masked: senders put tokens in URLs too (`?token=…`, `?api_key=…`,
+ * `?sig=…`), and a record lives forever in webhooks.raw. Matched against the decoded, lower-cased name.
+ */
+const SECRET_LOOKING_PARAMETER = /auth|token|secret|signature|^sig$|passw|pwd|key|credential|session|cookie/;
+
+export const MASKED = '***';
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' ')).toLowerCase();
+  } catch {
+    return name.toLowerCase(); // not valid percent-encoding: judge the name as sent
+  }
+}
+
+/**
+ * The query string without its `?`, or null when the URL has none. Every parameter is kept as sent,
+ * in its order, except that a credential-looking one keeps its name and loses its value.
+ */
 export function queryString(url: string): string | null {
   const at = url.indexOf('?');
-  return at < 0 || at === url.length - 1 ? null : url.slice(at + 1);
+  if (at < 0 || at === url.length - 1) return null;
+  return url
+    .slice(at + 1)
+    .split('&')
+    .map((parameter) => {
+      const equals = parameter.indexOf('=');
+      const name = equals < 0 ? parameter : parameter.slice(0, equals);
+      if (equals < 0 || !SECRET_LOOKING_PARAMETER.test(decodedName(name))) return parameter;
+      return `${name}=${MASKED}`;
+    })
+    .join('&');
 }
 
 export function buildEnvelope(input: {

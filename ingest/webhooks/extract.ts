@@ -31,10 +31,16 @@ function numericIdText(text: string): string | undefined {
   }
 }
 
+// Decoded as the router decodes it (processors/dedupe-router/parse-body.ts), so both read the same id:
+// bytes that are not UTF-8 are not JSON (fatal), and a leading UTF-8 BOM, which some senders add, is
+// skipped (TextDecoder's default) where Buffer#toString would keep it and JSON.parse would then fail.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 export function extract(body: Buffer): Extracted {
   let parsed: unknown;
-  const text = body.toString('utf8');
+  let text: string;
   try {
+    text = utf8.decode(body);
     parsed = JSON.parse(text);
   } catch {
     return { webhookId: digestKey(body), fromBody: false, trigger: null, webhookDate: null };

@@ -1,6 +1,7 @@
 // The admin port: the cluster operations hookledger needs (topics, their configs, brokers, watermarks),
 // what a topic looks like as found, and a scoped admin connection. Built on librdkafka in rdkafka-admin.ts.
 import {
+  BrokerAuthenticationError,
   BrokersUnreachableError,
   DescribeConfigsError,
   UnsupportedSecurityError,
@@ -140,6 +141,7 @@ export function isClusterError(error: unknown): boolean {
     error instanceof DescribeConfigsError ||
     error instanceof BrokersUnreachableError ||
     error instanceof UnsupportedSecurityError ||
+    error instanceof BrokerAuthenticationError ||
     error instanceof ReadStalledError
   );
 }

@@ -1,10 +1,9 @@
-// Reads topic and broker configs with one DescribeConfigs v1 request over node:net: the one admin request
-// hookledger needs that librdkafka's Node binding lacks (see describe-configs-codec.ts for why and how).
-//
-// PLAINTEXT only, for now: TLS and SASL listeners come with a later issue (a TLS socket is easy, SASL
-// means SaslHandshake + SaslAuthenticate first). Until then a `security.protocol` other than PLAINTEXT
-// fails at once with UnsupportedSecurityError rather than hanging on a listener that expects a handshake.
-import { connect } from 'node:net';
+// Reads topic and broker configs with one DescribeConfigs v1 request on a connection of our own: the one
+// admin request hookledger needs that librdkafka's Node binding lacks (see describe-configs-codec.ts for
+// why and how). The connection speaks what the other clients' librdkafka properties say: PLAINTEXT, TLS,
+// and SASL PLAIN or SCRAM (broker-connection.ts); OAUTHBEARER and GSSAPI fail at once, in one line.
+import { BrokerAuthenticationError, openBrokerConnection } from './broker-connection.js';
+import { type BrokerSecurity, brokerSecurity } from './broker-security.js';
 import {
   type ConfigResource,
   DescribeConfigsDecodeError,
@@ -15,6 +14,8 @@ import {
   type ResourceResult,
 } from './describe-configs-codec.js';
 
+export { BrokerAuthenticationError } from './broker-connection.js';
+export { UnsupportedSecurityError } from './broker-security.js';
 export { type ConfigResource, RESOURCE_TYPE } from './describe-configs-codec.js';
 
 /** A broker as cluster metadata lists it. */
@@ -30,8 +31,8 @@ export interface DescribeConfigsOptions {
   clientId: string;
   /** For each broker tried: connecting, sending and the whole answer. */
   timeoutMs?: number;
-  /** librdkafka's `security.protocol`, if set: only PLAINTEXT is spoken here. */
-  securityProtocol?: string | undefined;
+  /** The clients' librdkafka properties: `security.protocol`, `sasl.*` and `ssl.*` are spoken here too. */
+  properties?: Readonly<Record<string, string | number | boolean>>;
   /**
    * Every broker and where it listens (from librdkafka's metadata). A BROKER resource is answered only by
    * the broker it names (its dynamic and static settings are its own), so it is sent there.
@@ -44,11 +45,6 @@ export interface ResourceConfigs {
   name: string;
   /** Effective values, defaults included. Sensitive settings (null values) are left out. */
   configs: Record<string, string>;
-}
-
-/** What the clients' `security.protocol` asks for cannot be spoken by this client yet. */
-export class UnsupportedSecurityError extends Error {
-  override name = 'UnsupportedSecurityError';
 }
 
 /** No broker gave an answer (each attempt's failure is in the message and in `cause`). */
@@ -89,14 +85,6 @@ function describeFailure(f: ResourceFailure): string {
   return `${resourceLabel(f.type, f.name)}: ${errorName(f.code)}${f.message ? ` (${f.message})` : ''}`;
 }
 
-/** Throws UnsupportedSecurityError unless the protocol is PLAINTEXT (or not set, which is the default). */
-export function assertPlaintext(securityProtocol: string | undefined): void {
-  if (securityProtocol === undefined || securityProtocol.toLowerCase() === 'plaintext') return;
-  throw new UnsupportedSecurityError(
-    `security.protocol ${securityProtocol}: hookledger reads topic configs over PLAINTEXT only for now (librdkafka's Node binding has no describeConfigs, and TLS/SASL for hookledger's own DescribeConfigs request is not implemented yet)`,
-  );
-}
-
 /**
  * The configs of every resource, in the order asked. Topic resources go in one request to the first
  * bootstrap broker that answers; broker resources each to their own broker. Throws DescribeConfigsError
@@ -104,9 +92,10 @@ export function assertPlaintext(securityProtocol: string | undefined): void {
  */
 export async function describeConfigs(
   resources: readonly ConfigResource[],
-  { bootstrap, clientId, timeoutMs = 10_000, securityProtocol, brokers = [] }: DescribeConfigsOptions,
+  { bootstrap, clientId, timeoutMs = 10_000, properties, brokers = [] }: DescribeConfigsOptions,
 ): Promise<ResourceConfigs[]> {
-  assertPlaintext(securityProtocol);
+  // Before connecting anywhere: a mechanism not spoken here fails at once, not per broker.
+  const security = brokerSecurity(properties);
   if (resources.length === 0) return [];
   const byBroker = new Map<number, ConfigResource[]>();
   const anyBroker: ConfigResource[] = [];
@@ -121,14 +110,14 @@ export async function describeConfigs(
 
   const requests: Promise<ResourceResult[]>[] = [];
   if (anyBroker.length > 0)
-    requests.push(askInTurn(bootstrap.map(parseAddress), anyBroker, clientId, timeoutMs));
+    requests.push(askInTurn(bootstrap.map(parseAddress), anyBroker, clientId, timeoutMs, security));
   for (const [id, own] of byBroker) {
     const broker = brokers.find((b) => b.id === id);
     if (broker === undefined)
       throw new Error(
         `broker ${id} is not in the cluster metadata (brokers: ${brokers.map((b) => b.id).join(', ') || 'none given'})`,
       );
-    requests.push(askInTurn([{ host: broker.host, port: broker.port }], own, clientId, timeoutMs));
+    requests.push(askInTurn([{ host: broker.host, port: broker.port }], own, clientId, timeoutMs, security));
   }
   const results = (await Promise.all(requests)).flat();
 
@@ -162,18 +151,22 @@ async function askInTurn(
   resources: readonly ConfigResource[],
   clientId: string,
   timeoutMs: number,
+  security: BrokerSecurity,
 ): Promise<ResourceResult[]> {
   const failures: Error[] = [];
   for (const { host, port } of addresses) {
     // Any int32 will do: one request per connection, checked against the answer's.
     const correlationId = Math.floor(Math.random() * 0x7fffffff);
     try {
-      const payload = await exchange(
-        host,
-        port,
-        encodeDescribeConfigsRequest({ correlationId, clientId, resources }),
-        timeoutMs,
-      );
+      const connection = await openBrokerConnection({ host, port, clientId, security, timeoutMs });
+      let payload: Buffer;
+      try {
+        payload = await connection.exchange(
+          encodeDescribeConfigsRequest({ correlationId, clientId, resources }),
+        );
+      } finally {
+        connection.close();
+      }
       const response = decodeDescribeConfigsResponse(payload);
       if (response.correlationId !== correlationId)
         throw new DescribeConfigsDecodeError(
@@ -181,6 +174,9 @@ async function askInTurn(
         );
       return response.results;
     } catch (error) {
+      // Wrong credentials or an untrusted certificate: every broker will say the same.
+      if (error instanceof BrokerAuthenticationError)
+        throw new BrokerAuthenticationError(`${host}:${port}: ${error.message}`, { cause: error });
       failures.push(new Error(`${host}:${port}: ${(error as Error).message}`, { cause: error }));
     }
   }
@@ -188,45 +184,4 @@ async function askInTurn(
     `DescribeConfigs: no broker answered (${failures.map((f) => f.message).join('; ') || 'no broker address'})`,
     { cause: new AggregateError(failures) },
   );
-}
-
-/** A response over this is not DescribeConfigs for a few topics: the peer is not a Kafka broker. */
-const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
-
-/** Connects, writes one request frame, and resolves with the payload of the one response frame. */
-function exchange(host: string, port: number, frame: Buffer, timeoutMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port });
-    let received = Buffer.alloc(0);
-    let settled = false;
-    const finish = (error: Error | undefined, payload?: Buffer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.destroy();
-      if (error) reject(error);
-      else resolve(payload!);
-    };
-    const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    socket.once('connect', () => socket.write(frame));
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      if (received.length < 4) return;
-      const size = received.readInt32BE(0);
-      if (size < 0 || size > MAX_RESPONSE_BYTES) {
-        finish(new DescribeConfigsDecodeError(`response size ${size}: not a Kafka response`));
-        return;
-      }
-      if (received.length >= 4 + size) finish(undefined, received.subarray(4, 4 + size));
-    });
-    socket.once('error', (error) => finish(error));
-    // A broker closes the connection on a request it cannot parse (an API version it no longer speaks).
-    socket.once('close', () =>
-      finish(
-        new Error(
-          'the connection closed before the answer (does the listener speak PLAINTEXT and DescribeConfigs v1?)',
-        ),
-      ),
-    );
-  });
 }

@@ -1,5 +1,6 @@
 // Creates missing topics and verifies existing ones against their specs, idempotently; never alters a topic.
 import type { Logger } from '../log.js';
+import { errorFields } from '../log-error.js';
 import { type RetryOptions, retry } from '../streams/retry.js';
 import { type NewTopic, type TopicAdmin, topicStates } from './admin.js';
 import { ERRORS } from './rdkafka.js';
@@ -97,13 +98,17 @@ export async function ensureTopics(
     await createWithLeaders(admin, missing, { logger, ...creationRetry });
     // Someone may have created one of them concurrently with other settings: verify what is there now.
     // The broker asked for configs may not know a topic the metadata already shows: ask again then.
+    // A broker whose metadata lags may also leave a topic out without any error: look again then too.
     const created = await retry(
-      () =>
-        topicStates(
-          admin,
-          missing.map((spec) => spec.name),
-        ),
-      { retries: 5, initialDelayMs: 250, maxDelayMs: 4_000, ...creationRetry, isRetriable: isMetadataLag },
+      async () => {
+        const names = missing.map((spec) => spec.name);
+        const states = await topicStates(admin, names);
+        const absent = names.filter((name) => !states.has(name));
+        if (absent.length > 0) throw new TopicsNotReadyError(absent);
+        return states;
+      },
+      // Patient: every broker must learn of the new topics, and a busy cluster takes tens of seconds.
+      { retries: 10, initialDelayMs: 250, maxDelayMs: 5_000, ...creationRetry, isRetriable: isMetadataLag },
     );
     const late = missing.flatMap((spec) => {
       const state = created.get(spec.name);
@@ -176,13 +181,14 @@ async function createWithLeaders(
       await expectLeaders(admin, specs);
     },
     {
-      retries: 5,
+      // Patient: a broker just started, or a busy one, takes tens of seconds to lead many new partitions.
+      retries: 10,
       initialDelayMs: 250,
-      maxDelayMs: 4_000,
+      maxDelayMs: 5_000,
       ...options,
       isRetriable: isMetadataLag,
       onRetry: (error, attempt, delayMs) =>
-        logger?.info({ err: error, attempt, delayMs }, 'new topics not ready yet; checking again'),
+        logger?.info({ ...errorFields(error), attempt, delayMs }, 'new topics not ready yet; checking again'),
     },
   );
 }

@@ -19,6 +19,7 @@ import {
   type KafkaSettings,
   OffsetSpec,
   type RdAdminClient,
+  securityFailure,
   toKafkaError,
 } from './rdkafka.js';
 
@@ -34,17 +35,24 @@ export function createTopicAdmin(
   { timeoutMs = 10_000, component = 'admin' }: TopicAdminOptions = {},
 ): TopicAdmin & { close(): void } {
   const client = createAdmin(settings, component) as RdAdminClient;
-  const securityProtocol = settings.properties?.['security.protocol'];
+  // Wrong credentials or an untrusted certificate fail every request at once, instead of as timeouts.
+  const refused = securityFailure(client as unknown as NodeJS.EventEmitter);
+  let wasRefused = false;
+  refused.catch(() => {
+    wasRefused = true;
+  });
+  const ask = <T = void>(context: string, run: Parameters<typeof call<T>>[1]): Promise<T> =>
+    Promise.race([call<T>(context, run), refused]);
   const configOptions = {
     bootstrap: settings.brokers,
     clientId: settings.clientId,
     timeoutMs,
-    securityProtocol: securityProtocol === undefined ? undefined : String(securityProtocol),
+    ...(settings.properties ? { properties: settings.properties } : {}),
   };
 
   const describeTopics = async (names: readonly string[]): Promise<TopicDescription[]> => {
     if (names.length === 0) return [];
-    const found = await call<RdTopicDescription[]>('describe topics', (cb) =>
+    const found = await ask<RdTopicDescription[]>('describe topics', (cb) =>
       client.describeTopics([...names], { timeout: timeoutMs }, cb),
     );
     return found.flatMap((topic) => {
@@ -68,16 +76,22 @@ export function createTopicAdmin(
 
   const brokers = async (): Promise<BrokerNode[]> => {
     // Without a topic and with allTopics false, a metadata request is about the brokers only.
-    const metadata = await call<Metadata>('metadata', (cb) =>
+    const metadata = await ask<Metadata>('metadata', (cb) =>
       client.getMetadata({ allTopics: false, timeout: timeoutMs }, cb),
     );
     return metadata.brokers.map(({ id, host, port }) => ({ id, host, port }));
   };
 
   return {
-    close: () => client.disconnect(),
+    close() {
+      // After a refused login the binding's blocking request (metadata, say) still waits for its timeout
+      // in a worker, and disconnecting now would block this thread as long: disconnect once it is over,
+      // without keeping the process alive for it.
+      if (wasRefused) setTimeout(() => client.disconnect(), timeoutMs + 1_000).unref();
+      else client.disconnect();
+    },
 
-    listTopics: () => call<string[]>('list topics', (cb) => client.listTopics({ timeout: timeoutMs }, cb)),
+    listTopics: () => ask<string[]>('list topics', (cb) => client.listTopics({ timeout: timeoutMs }, cb)),
 
     describeTopics,
 
@@ -86,7 +100,7 @@ export function createTopicAdmin(
       await settleAll(
         topics.map(async (topic) => {
           try {
-            await call(`create topic "${topic.name}"`, (cb) =>
+            await ask(`create topic "${topic.name}"`, (cb) =>
               client.createTopic(
                 {
                   topic: topic.name,
@@ -109,7 +123,7 @@ export function createTopicAdmin(
       await settleAll(
         names.map(async (name) => {
           try {
-            await call(`delete topic "${name}"`, (cb) => client.deleteTopic(name, timeoutMs, cb));
+            await ask(`delete topic "${name}"`, (cb) => client.deleteTopic(name, timeoutMs, cb));
           } catch (error) {
             if ((error as KafkaError).code !== ERRORS.ERR_UNKNOWN_TOPIC_OR_PART) throw error;
           }
@@ -156,7 +170,7 @@ export function createTopicAdmin(
 
     async committedOffsets(groupId, topic) {
       const partitions = await partitionsOf(topic, 'committed offsets');
-      const [group] = await call<GroupResults[]>(`committed offsets of group "${groupId}"`, (cb) =>
+      const [group] = await ask<GroupResults[]>(`committed offsets of group "${groupId}"`, (cb) =>
         client.listConsumerGroupOffsets(
           [{ groupId, partitions: partitions.map((partition) => ({ topic, partition })) }],
           { timeout: timeoutMs },
@@ -216,7 +230,7 @@ export function createTopicAdmin(
     spec: InstanceType<typeof OffsetSpec>,
   ): Promise<Map<number, number>> {
     for (let attempt = 1; ; attempt++) {
-      const found = await call<{ partition: number; offset: number; error?: LibrdKafkaError }[]>(
+      const found = await ask<{ partition: number; offset: number; error?: LibrdKafkaError }[]>(
         `list offsets of topic "${topic}"`,
         (cb) =>
           client.listOffsets(

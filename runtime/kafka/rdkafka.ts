@@ -16,6 +16,7 @@ import rdkafka, {
   type ProducerTopicConfig,
 } from '@confluentinc/kafka-javascript';
 import type { Logger } from '../log.js';
+import { describeSecurityFailure, securityFailureIn } from './security-failures.js';
 
 // The package is CommonJS: take its classes from the default export (ESM sees module.exports there).
 const {
@@ -95,11 +96,11 @@ export function pinoLevelForSeverity(severity: number): 'error' | 'warn' | 'info
 
 /**
  * Connection lines librdkafka logs at warning or error level while it retries by itself (a broker
- * restarting, a connection refused): its callers see the outcome (a delivery report, a timeout) and
- * say what it means, so these are debug.
+ * restarting, a connection refused, a coordinator not elected yet on a fresh cluster: `…: retrying`):
+ * its callers see the outcome (a delivery report, a timeout) and say what it means, so these are debug.
  */
 const TRANSIENT_LOG =
-  /Connection refused|Disconnected|Connect to .* failed|1\/1 brokers are down|all brokers are down|Receive failed|Send failed|timed out/i;
+  /Connection refused|Disconnected|Connect to .* failed|1\/1 brokers are down|all brokers are down|Receive failed|Send failed|timed out|: retrying$/i;
 
 interface RdLogEvent {
   severity: number;
@@ -107,14 +108,50 @@ interface RdLogEvent {
   message: string;
 }
 
-function routeLogs(
-  client: { on(event: 'event.log', listener: (e: RdLogEvent) => void): unknown },
-  log: Logger,
-) {
+/**
+ * Emitted on a client (with a KafkaError) when librdkafka logs a failure that retrying will not fix: wrong
+ * credentials, a certificate not trusted. connect() and the admin port fail at once on it.
+ */
+export const SECURITY_FAILURE = 'hookledger.security-failure';
+
+interface LogSource {
+  on(event: 'event.log', listener: (e: RdLogEvent) => void): unknown;
+  emit(event: string, ...args: unknown[]): boolean;
+}
+
+/** Turns librdkafka's log lines about wrong credentials or certificates into SECURITY_FAILURE events. */
+export function watchSecurityFailures(client: LogSource, log?: Logger): void {
+  client.on('event.log', ({ severity, message }) => {
+    if (severity > 4) return;
+    const failure = securityFailureIn(message);
+    if (failure === undefined) return;
+    const error = new KafkaError(
+      Object.assign(new Error(describeSecurityFailure(failure)), { code: failure.code }),
+    );
+    log?.error({ code: failure.code }, error.message);
+    client.emit(SECURITY_FAILURE, error);
+  });
+}
+
+/** A promise that rejects with the client's first SECURITY_FAILURE (never resolves); handled, so never unhandled. */
+export function securityFailure(client: {
+  once(event: string, listener: (error: KafkaError) => void): unknown;
+}) {
+  const failed = new Promise<never>((_, reject) => {
+    client.once(SECURITY_FAILURE, reject);
+  });
+  failed.catch(() => {});
+  return failed;
+}
+
+function routeLogs(client: LogSource, log: Logger) {
   client.on('event.log', ({ severity, fac, message }) => {
+    // A security failure is reported once, as an error, by watchSecurityFailures.
+    if (securityFailureIn(message)) return;
     const level = TRANSIENT_LOG.test(message) ? 'debug' : pinoLevelForSeverity(severity);
     log[level]({ fac }, message);
   });
+  watchSecurityFailures(client, log);
 }
 
 /** librdkafka's log level for a pino level: what pino would print, and nothing more. */
@@ -187,13 +224,35 @@ export function createConsumer(
 export function createAdmin(settings: KafkaSettings, component = 'admin'): IAdminClient {
   const log = settings.logger.child({ component });
   const { event_cb: _eventCb, log_level: _level, ...config } = common(settings, log);
-  return RdAdmin.create(config);
+  const admin = RdAdmin.create(config);
+  // Its log lines are not routed to pino; only the ones that say credentials or certificates are wrong.
+  watchSecurityFailures(admin as unknown as LogSource);
+  return admin;
+}
+
+/**
+ * librdkafka's own verdict on a set of properties: its message for the first it refuses (an unknown
+ * property, a bad value, a feature this build lacks), or undefined. Building a client only sets its
+ * configuration; nothing connects.
+ */
+export function refusedProperty(properties: Readonly<Record<string, string>>): string | undefined {
+  try {
+    new RdProducer({ ...properties } as ProducerGlobalConfig);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 /** Connects a producer or consumer; rejects with a KafkaError after `timeoutMs`. */
 export function connect<C extends Producer | KafkaConsumer>(client: C, timeoutMs = 10_000): Promise<C> {
   return new Promise((resolve, reject) => {
+    // Wrong credentials or an untrusted certificate: say so now, not as a timeout after `timeoutMs`.
+    const events = client as unknown as NodeJS.EventEmitter;
+    const refused = (error: KafkaError) => reject(new KafkaError(error, 'connect'));
+    events.once(SECURITY_FAILURE, refused);
     (client as Producer).connect({ timeout: timeoutMs }, (error) => {
+      events.off(SECURITY_FAILURE, refused);
       if (error) reject(toKafkaError(error, 'connect'));
       else resolve(client);
     });

@@ -35,16 +35,20 @@ export interface DedicatedBroker extends DedicatedKafka {
 
 /**
  * A broker of its own (Kafka only, own ports and data) for fault tests: stop, start and restart it freely.
- * Local JVM or container, whichever the machine offers (a configured stack cannot provide one).
+ * Local JVM or container, whichever the machine offers (a configured stack cannot provide one). With
+ * `brokers` > 1, a local KRaft cluster (RF 3, min.insync.replicas 2) whose nodes fail one at a time.
  */
-export async function startDedicatedBroker(): Promise<DedicatedBroker> {
+export async function startDedicatedBroker(brokers = 1): Promise<DedicatedBroker> {
   const stateDir = await mkdtemp(join(tmpdir(), 'hookledger-broker-'));
   try {
-    const kafka = await startDedicatedKafka({ stateDir });
+    const kafka = await startDedicatedKafka({ stateDir, brokers });
     return Object.assign(kafka, {
       async dispose() {
-        await kafka.stop();
-        await rm(stateDir, { recursive: true, force: true });
+        try {
+          await kafka.stop();
+        } finally {
+          await rm(stateDir, { recursive: true, force: true });
+        }
       },
     });
   } catch (error) {

@@ -79,13 +79,13 @@ export class ProcessorsHarness {
   }
 
   /** Creates every topic as `hookledger topics` would and registers the value schemas. */
-  async setUp(dedupeWindowMs = 7 * 86_400_000): Promise<void> {
+  async setUp(dedupeWindowMs = 7 * 86_400_000, replicationFactor = 1): Promise<void> {
     const specs = topicCatalog({
       prefix: this.prefix,
       bodyLimit: 1_048_576,
       dedupeWindowMs,
       partitions: this.partitions,
-      replicationFactor: 1,
+      replicationFactor,
     });
     await withAdmin(this.settings, async (admin) => {
       // The broker's metadata can lag behind many new partitions: a second run only verifies them.

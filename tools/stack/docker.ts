@@ -189,7 +189,8 @@ export async function startDockerStack(options: {
         APICURIO_KAFKASQL_TOPIC: REGISTRY_TOPIC,
         APICURIO_KAFKASQL_SNAPSHOTS_TOPIC: REGISTRY_SNAPSHOTS_TOPIC,
       })
-      .withWaitStrategy(tc.Wait.forHttp('/apis/ccompat/v7/subjects', 8080).forStatusCode(200))
+      // Ready once KafkaSQL has read its journal back (see registryStorageReady), not at the first 200.
+      .withWaitStrategy(tc.Wait.forHttp('/health/ready', 8080).forStatusCode(200))
       .withStartupTimeout(180_000)
       .start();
     const registryUrl = `http://${registry.getHost()}:${registry.getMappedPort(8080)}/apis/ccompat/v7`;

@@ -6,10 +6,13 @@ import { chooseDedicatedKind, chooseStack, type StackKind, type StackProbes } fr
 import { dockerAnswers, startDockerKafka, startDockerStack } from './docker.js';
 import { StackError } from './errors.js';
 import { pidAlive } from './jvm-process.js';
-import { createKafkaNode, runningKafkaPid } from './kafka-process.js';
+import { createLocalKafka, type LocalKafka } from './kafka-cluster.js';
+import type { KafkaNode } from './kafka-process.js';
+import { runningKafkaPids } from './kafka-process.js';
 import { kafkaRelease } from './kafka-versions.js';
 import { startLocalStack } from './local.js';
 import { runningRegistryPid } from './registry-process.js';
+import { startSecureLocalStack } from './secure-stack.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
 
 export type { Artifacts } from './artifacts.js';
@@ -17,6 +20,7 @@ export { cacheRoot, ensureArtifacts, requireJava } from './artifacts.js';
 export type { StackKind, StackPreference } from './choose.js';
 export { NO_STACK_HELP } from './choose.js';
 export { StackError } from './errors.js';
+export { MAX_LOCAL_BROKERS } from './kafka-cluster.js';
 export { KAFKA_TOOLS, runKafkaTool } from './kafka-tools.js';
 export type { KafkaRelease } from './kafka-versions.js';
 export {
@@ -27,7 +31,7 @@ export {
   requireKafkaRelease,
 } from './kafka-versions.js';
 export type { ComponentStatus, StackStatus } from './manage.js';
-export { restartKafkaIn, stackStatus, stopStackIn } from './manage.js';
+export { actOnKafkaIn, restartKafkaIn, stackStatus, stopStackIn } from './manage.js';
 export type { StackRecord } from './state.js';
 export { defaultStateDir, readStackRecord, renderStackEnv, stackFiles } from './state.js';
 
@@ -38,6 +42,8 @@ export interface Stack {
   kafkaVersion?: string;
   /** The Confluent-API base URL: what SCHEMA_REGISTRY_URL holds. */
   registryUrl: string;
+  /** A secured stack (`secure`): the other variables a client needs (KAFKA_SASL_*, KAFKA_SSL_CA_FILE, SCHEMA_REGISTRY_*). */
+  clientEnv?: Record<string, string>;
   /** Where the JVMs write (local kind); Docker users read `docker logs`. */
   logFiles: { kafka?: string; registry?: string };
   /** The JVMs' pids while they run (local kind). */
@@ -63,6 +69,13 @@ export interface StartStackOptions {
   detached?: boolean;
   /** Overrides how the machine is probed (tests of the choice itself). */
   probes?: StackProbes;
+  /** Kafka nodes (local JVMs only): 1 (default), or a cluster such as 3 (RF 3, min.insync.replicas 2). */
+  brokers?: number;
+  /**
+   * Local JVMs only, one node: clients reach Kafka over SASL_SSL (SCRAM-SHA-512, a CA of the stack's own)
+   * and the registry with basic auth; `clientEnv` holds the variables for that.
+   */
+  secure?: boolean;
 }
 
 /** The real probes: a Docker ping with a short timeout; Java 17+ and either a complete cache or Maven. */
@@ -89,7 +102,7 @@ export function runningStack(stateDir: string): StackRecord | undefined {
   if (!record) return undefined;
   // A supervised Docker stack dies with its owner (Ryuk removes its containers); a detached one stays.
   if (record.kind === 'docker') return record.detached || pidAlive(record.ownerPid) ? record : undefined;
-  return runningKafkaPid(stateDir) !== undefined || runningRegistryPid(stateDir) !== undefined
+  return runningKafkaPids(stateDir).length > 0 || runningRegistryPid(stateDir) !== undefined
     ? record
     : undefined;
 }
@@ -101,7 +114,9 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
   const began = Date.now();
   // Before anything is probed or fetched: a mistyped version fails at once, and only that.
   const release = kafkaRelease(env);
-  const choice = await chooseStack(env, options.probes ?? machineProbes(env));
+  // The secured stack is made of local JVMs (its certificates and SCRAM users are set up around them).
+  const chooseEnv = options.secure ? { ...env, HOOKLEDGER_STACK: 'local' } : env;
+  const choice = await chooseStack(chooseEnv, options.probes ?? machineProbes(chooseEnv));
 
   if (choice.kind === 'configured') {
     const refuse = async () => {
@@ -128,6 +143,14 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
   if (existing) {
     throw new StackError(
       `a stack already runs from ${options.stateDir} (Kafka ${existing.brokers.join(',')}): use ${stackFiles(options.stateDir).env}, or \`hookledger stack down\` first`,
+    );
+  }
+
+  if (options.secure && choice.kind === 'local') return startSecureStack(options, env, release, began);
+
+  if (choice.kind === 'docker' && (options.brokers ?? 1) > 1) {
+    throw new StackError(
+      'a cluster of several brokers runs as local JVMs only: set HOOKLEDGER_STACK=local (Java 17+ and Maven)',
     );
   }
 
@@ -172,7 +195,14 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
     };
   }
 
-  const local = await startLocalStack({ stateDir: options.stateDir, env, release, logger, detached });
+  const local = await startLocalStack({
+    stateDir: options.stateDir,
+    env,
+    release,
+    logger,
+    detached,
+    ...(options.brokers === undefined ? {} : { brokers: options.brokers }),
+  });
   const { kafka, registry } = local;
   await writeStackRecord(options.stateDir, {
     kind: 'local',
@@ -183,6 +213,7 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
     startedAt: new Date().toISOString(),
     ownerPid: process.pid,
     logFiles: { kafka: kafka.logFile, registry: registry.logFile },
+    ...(kafka.nodes.length > 1 ? { brokerCount: kafka.nodes.length } : {}),
   });
   return {
     kind: 'local',
@@ -193,9 +224,59 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
     pids: () => ({ kafka: kafka.pid(), registry: registry.pid() }),
     startupMs: Date.now() - began,
     describe: () =>
-      `local JVMs: Kafka ${release.version} on ${kafka.brokers.join(',')}, registry ${registry.url} (logs: ${kafka.logFile}, ${registry.logFile})`,
+      `local JVMs: Kafka ${release.version}${kafka.nodes.length > 1 ? ` (${kafka.nodes.length} brokers)` : ''} on ${kafka.brokers.join(',')}, registry ${registry.url} (logs: ${kafka.logFile}, ${registry.logFile})`,
     async stop() {
       await local.stop();
+      await forget(options.stateDir);
+    },
+    stopKafka: () => kafka.stop(),
+    startKafka: () => kafka.start(),
+    restartKafka: () => kafka.restart(),
+  };
+}
+
+async function startSecureStack(
+  options: StartStackOptions,
+  env: NodeJS.ProcessEnv,
+  release: ReturnType<typeof kafkaRelease>,
+  began: number,
+): Promise<Stack> {
+  if ((options.brokers ?? 1) > 1) throw new StackError('the secured stack runs one broker: drop --brokers');
+  const detached = options.detached ?? false;
+  const secure = await startSecureLocalStack({
+    stateDir: options.stateDir,
+    env,
+    release,
+    logger: options.logger ?? silent(),
+    detached,
+  });
+  const { kafka, registry, brokers, clientEnv } = secure;
+  const logFiles = { kafka: kafka.logFile, registry: registry.logFile };
+  await writeStackRecord(options.stateDir, {
+    kind: 'local',
+    detached,
+    brokers,
+    registryUrl: registry.url,
+    kafkaVersion: release.version,
+    startedAt: new Date().toISOString(),
+    ownerPid: process.pid,
+    logFiles,
+    clientEnv,
+    probeBrokers: kafka.brokers,
+  });
+  return {
+    kind: 'local',
+    brokers,
+    kafkaVersion: release.version,
+    registryUrl: registry.url,
+    clientEnv,
+    logFiles,
+    pids: () => ({ kafka: kafka.pid(), registry: registry.pid() }),
+    startupMs: Date.now() - began,
+    describe: () =>
+      `local JVMs, secured: Kafka ${release.version} on ${brokers.join(',')} (SASL_SSL, SCRAM-SHA-512), registry ${registry.url} (basic auth) (logs: ${kafka.logFile}, ${registry.logFile})`,
+    async stop() {
+      await secure.stop();
       await forget(options.stateDir);
     },
     stopKafka: () => kafka.stop(),
@@ -223,6 +304,8 @@ export interface DedicatedKafka {
   restartKafka(): Promise<void>;
   /** Stops it for good (the container is removed; a local state dir is left to its owner). */
   stop(): Promise<void>;
+  /** One node of a local cluster (`brokers` > 1), 1-based: stop, kill, start or restart it alone. */
+  node(id: number): KafkaNode;
 }
 
 export async function startDedicatedKafka(options: {
@@ -230,11 +313,17 @@ export async function startDedicatedKafka(options: {
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
   probes?: StackProbes;
+  /** Nodes (local JVMs only): 1 (default), or a cluster such as 3 for tests that lose a broker. */
+  brokers?: number;
 }): Promise<DedicatedKafka> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? silent();
   const release = kafkaRelease(env);
   const kind = await chooseDedicatedKind(env, options.probes ?? machineProbes(env));
+  const size = options.brokers ?? 1;
+  if (kind === 'docker' && size > 1) {
+    throw new StackError('a cluster of several brokers runs as local JVMs only (HOOKLEDGER_STACK=local)');
+  }
   if (kind === 'docker') {
     const docker = await startDockerKafka({ release, logger });
     return {
@@ -249,27 +338,32 @@ export async function startDedicatedKafka(options: {
         await docker.startKafka();
       },
       stop: () => docker.remove(),
+      node: () => {
+        throw new StackError('a Docker broker is a single node');
+      },
     };
   }
   const [artifacts, java] = await Promise.all([ensureArtifacts({ env, logger, release }), requireJava(env)]);
-  const node = await createKafkaNode({
+  const kafka: LocalKafka = await createLocalKafka({
     stateDir: options.stateDir,
     artifacts,
     java: java.path,
     logger,
     // Several may run beside the shared broker on a small machine.
     heap: ['-Xms128m', '-Xmx512m'],
+    size,
   });
-  await node.start();
+  await kafka.start();
   return {
     kind,
-    brokers: node.brokers,
+    brokers: kafka.brokers,
     kafkaVersion: release.version,
-    logFile: node.logFile,
-    pid: () => node.pid(),
-    stopKafka: () => node.stop(),
-    startKafka: () => node.start(),
-    restartKafka: () => node.restart(),
-    stop: () => node.stop(),
+    logFile: kafka.logFile,
+    pid: () => kafka.pid(),
+    stopKafka: () => kafka.stop(),
+    startKafka: () => kafka.start(),
+    restartKafka: () => kafka.restart(),
+    stop: () => kafka.stop(),
+    node: (id) => kafka.node(id),
   };
 }

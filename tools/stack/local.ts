@@ -1,12 +1,12 @@
 // The local-JVM stack: artifacts, then Kafka, then the registry on it; stopped in the reverse order.
 import type { Logger } from '../../runtime/log.js';
 import { ensureArtifacts, requireJava } from './artifacts.js';
-import { createKafkaNode, type KafkaNode } from './kafka-process.js';
+import { createLocalKafka, formattedNodes, type LocalKafka } from './kafka-cluster.js';
 import type { KafkaRelease } from './kafka-versions.js';
 import { createRegistryNode, type RegistryNode } from './registry-process.js';
 
 export interface LocalStack {
-  kafka: KafkaNode;
+  kafka: LocalKafka;
   registry: RegistryNode;
   stop(): Promise<void>;
 }
@@ -17,10 +17,23 @@ export async function startLocalStack(options: {
   release: KafkaRelease;
   logger: Logger;
   detached: boolean;
+  /** Kafka nodes: 1, or a cluster (`stack up --brokers 3`). */
+  brokers?: number;
 }): Promise<LocalStack> {
   const { stateDir, env, release, logger, detached } = options;
   const [artifacts, java] = await Promise.all([ensureArtifacts({ env, logger, release }), requireJava(env)]);
-  const kafka = await createKafkaNode({ stateDir, artifacts, java: java.path, logger, detached });
+  // Unless told, as many nodes as the state holds data for: a cluster restarts as a cluster.
+  const size = options.brokers ?? Math.max(1, formattedNodes(stateDir));
+  const kafka = await createLocalKafka({
+    stateDir,
+    artifacts,
+    java: java.path,
+    logger,
+    detached,
+    size,
+    // Three brokers and the registry share a laptop: each node gets less than the single one.
+    ...(size > 1 ? { heap: ['-Xms128m', '-Xmx512m'] } : {}),
+  });
   await kafka.start();
   let registry: RegistryNode | undefined;
   try {

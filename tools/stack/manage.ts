@@ -5,14 +5,22 @@ import { ensureArtifacts, requireJava } from './artifacts.js';
 import { removeDockerStack, restartDockerKafka } from './docker.js';
 import { StackError } from './errors.js';
 import { pidAlive, stopPid } from './jvm-process.js';
-import { createKafkaNode, kafkaVersionIn, runningKafkaPid } from './kafka-process.js';
+import { createLocalKafka, formattedNodes } from './kafka-cluster.js';
+import {
+  clusterNodeIds,
+  kafkaPaths,
+  kafkaVersionIn,
+  runningKafkaPid,
+  runningKafkaPids,
+} from './kafka-process.js';
 import { DEFAULT_KAFKA_VERSION, requireKafkaRelease } from './kafka-versions.js';
 import { kafkaAnswers, registryAnswers } from './readiness.js';
 import { runningRegistryPid } from './registry-process.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
 
 export interface ComponentStatus {
-  name: 'kafka' | 'registry';
+  /** `kafka`, `kafka-<n>` for node n of a local cluster, or `registry`. */
+  name: string;
   address: string;
   pid?: number;
   answers: boolean;
@@ -30,28 +38,42 @@ export interface StackStatus {
 export async function stackStatus(stateDir: string): Promise<StackStatus | undefined> {
   const record = readStackRecord(stateDir);
   if (!record) return undefined;
-  const [kafkaUp, registryUp] = await Promise.all([
-    kafkaAnswers(record.brokers),
-    registryAnswers(record.registryUrl),
-  ]);
   const local = record.kind === 'local';
+  // A cluster's nodes answer one by one: a killed node shows as such while the others serve.
+  const nodes =
+    local && (record.brokerCount ?? 1) > 1
+      ? record.brokers.map((broker, i) => ({ name: `kafka-${i + 1}`, brokers: [broker], nodeId: i + 1 }))
+      : [{ name: 'kafka', brokers: record.brokers, nodeId: undefined }];
+  const [registryUp, ...nodesUp] = await Promise.all([
+    registryAnswers(record.registryUrl, undefined, registryCredentials(record)),
+    // A secured stack's broker is checked on its PLAINTEXT listener (the SASL_SSL one needs a login).
+    ...nodes.map((node) =>
+      kafkaAnswers(node.nodeId === undefined ? (record.probeBrokers ?? node.brokers) : node.brokers),
+    ),
+  ]);
   const components: ComponentStatus[] = [
-    {
-      name: 'kafka',
-      address: record.brokers.join(','),
-      ...(local ? { pid: runningKafkaPid(stateDir) } : {}),
-      answers: kafkaUp,
-      logFile: record.logFiles.kafka,
-    },
+    ...nodes.map((node, i) => ({
+      name: node.name,
+      address: node.brokers.join(','),
+      ...(local ? { pid: runningKafkaPid(stateDir, node.nodeId) } : {}),
+      answers: nodesUp[i] === true,
+      logFile: node.nodeId === undefined ? record.logFiles.kafka : kafkaPaths(stateDir, node.nodeId).logFile,
+    })),
     {
       name: 'registry',
       address: record.registryUrl,
       ...(local ? { pid: runningRegistryPid(stateDir) } : {}),
-      answers: registryUp,
+      answers: registryUp === true,
       logFile: record.logFiles.registry,
     },
   ];
-  return { record, components, healthy: kafkaUp && registryUp };
+  return { record, components, healthy: components.every((c) => c.answers) };
+}
+
+function registryCredentials(record: StackRecord): { username: string; password: string } | undefined {
+  const username = record.clientEnv?.SCHEMA_REGISTRY_USERNAME;
+  const password = record.clientEnv?.SCHEMA_REGISTRY_PASSWORD;
+  return username !== undefined && password !== undefined ? { username, password } : undefined;
 }
 
 /** A supervised stack belongs to the process running it (`hookledger start`, a test run): leave it alone. */
@@ -78,7 +100,7 @@ export async function stopStackIn(stateDir: string, options: { purge?: boolean }
     }
   }
   // By pid files, whatever stack.json says: `up` interrupted half-way leaves pids but no record.
-  for (const pid of [runningRegistryPid(stateDir), runningKafkaPid(stateDir)]) {
+  for (const pid of [runningRegistryPid(stateDir), ...runningKafkaPids(stateDir)]) {
     if (pid !== undefined) {
       await stopPid(pid);
       stopped = true;
@@ -91,15 +113,27 @@ export async function stopStackIn(stateDir: string, options: { purge?: boolean }
   return stopped;
 }
 
-/** `stack restart kafka`: same port, same data; the registry stays up and reconnects. */
-export async function restartKafkaIn(
+/**
+ * `stack restart kafka [<n>]` and `stack kill kafka <n>`: every node, or node n alone, on the same port
+ * and data; the registry stays up and reconnects. `kill` is SIGKILL (a crash): nothing is shut down
+ * cleanly, and the node stays down until `restart kafka <n>` (or `up`) starts it again.
+ */
+export async function actOnKafkaIn(
   stateDir: string,
-  options: { env?: NodeJS.ProcessEnv; logger: Logger },
+  action: 'restart' | 'kill',
+  options: { env?: NodeJS.ProcessEnv; logger: Logger; node?: number },
 ): Promise<string[]> {
   const record = readStackRecord(stateDir);
   if (!record) throw new StackError(`no stack runs from ${stateDir}: start one with \`hookledger stack up\``);
-  refuseIfOwned(record, 'restart it');
+  refuseIfOwned(record, `${action} it`);
+  if (record.probeBrokers !== undefined)
+    throw new StackError(
+      'the secured stack is restarted whole: `hookledger stack down`, then `hookledger stack up --secure` (same data, port and passwords)',
+    );
   if (record.kind === 'docker') {
+    if (action === 'kill' || (options.node ?? 1) !== 1) {
+      throw new StackError('a Docker stack has one Kafka node, which `stack restart kafka` restarts');
+    }
     if (!record.docker) throw new StackError(`${stackFiles(stateDir).record} names no Kafka container`);
     await restartDockerKafka(record.docker.kafkaContainer, record.brokers);
     return record.brokers;
@@ -107,23 +141,40 @@ export async function restartKafkaIn(
   const env = options.env ?? process.env;
   // The version that runs there, whatever HOOKLEDGER_KAFKA_VERSION says now: its data is that version's.
   const release = requireKafkaRelease(
-    record.kafkaVersion ?? kafkaVersionIn(stateDir) ?? DEFAULT_KAFKA_VERSION,
+    record.kafkaVersion ?? kafkaVersionIn(stateDir, clusterNodeIds(stateDir)[0]) ?? DEFAULT_KAFKA_VERSION,
   );
   const [artifacts, java] = await Promise.all([
     ensureArtifacts({ env, logger: options.logger, release }),
     requireJava(env),
   ]);
-  const node = await createKafkaNode({
+  const kafka = await createLocalKafka({
     stateDir,
     artifacts,
     java: java.path,
     logger: options.logger,
     detached: true,
+    size: record.brokerCount ?? Math.max(1, formattedNodes(stateDir)),
+    ...((record.brokerCount ?? 1) > 1 ? { heap: ['-Xms128m', '-Xmx512m'] } : {}),
   });
-  await node.restart();
-  if (node.brokers.join(',') !== record.brokers.join(',')) {
-    // Its old port was taken while it was down: keep stack.json and stack.env truthful.
-    await writeStackRecord(stateDir, { ...record, brokers: node.brokers });
+  if (action === 'kill') {
+    if (options.node === undefined)
+      throw new StackError('`stack kill kafka` needs the node: `stack kill kafka <n>`');
+    await kafka.node(options.node).kill();
+    return kafka.node(options.node).brokers;
   }
-  return node.brokers;
+  if (options.node === undefined) await kafka.restart();
+  else await kafka.node(options.node).restart();
+  if (kafka.brokers.join(',') !== record.brokers.join(',')) {
+    // A port was taken while its node was down: keep stack.json and stack.env truthful.
+    await writeStackRecord(stateDir, { ...record, brokers: kafka.brokers });
+  }
+  return options.node === undefined ? kafka.brokers : kafka.node(options.node).brokers;
+}
+
+/** `stack restart kafka`: every node, same ports, same data. */
+export function restartKafkaIn(
+  stateDir: string,
+  options: { env?: NodeJS.ProcessEnv; logger: Logger; node?: number },
+): Promise<string[]> {
+  return actOnKafkaIn(stateDir, 'restart', options);
 }

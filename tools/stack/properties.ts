@@ -58,6 +58,37 @@ export function kafkaServerProperties({
   };
 }
 
+/** Where each node of a local cluster listens: node ids are 1..n, in this order. */
+export interface ClusterNodePorts {
+  port: number;
+  controllerPort: number;
+}
+
+/**
+ * What turns the single node into one of `nodes.length` (broker and controller in each JVM): its id,
+ * the static quorum of every controller, and production's durability for internal and new topics
+ * (three copies, two in sync before a write counts), so a cluster that loses one node keeps
+ * accepting writes and loses none.
+ */
+export function clusterNodeProperties(
+  nodeId: number,
+  nodes: readonly ClusterNodePorts[],
+  host = '127.0.0.1',
+): Properties {
+  const replicas = Math.min(3, nodes.length);
+  const inSync = Math.min(2, replicas);
+  return {
+    'node.id': nodeId,
+    'controller.quorum.voters': nodes.map((n, i) => `${i + 1}@${host}:${n.controllerPort}`).join(','),
+    'offsets.topic.replication.factor': replicas,
+    'transaction.state.log.replication.factor': replicas,
+    'transaction.state.log.min.isr': inSync,
+    'default.replication.factor': replicas,
+    'min.insync.replicas': inSync,
+    'unclean.leader.election.enable': false,
+  };
+}
+
 /** The per-request and state-change chatter drowns the lines that explain a failure. */
 const QUIET_LOGGERS = [
   'kafka.request.logger',
@@ -89,8 +120,11 @@ export interface KafkaJvm {
   logConfig: string;
 }
 
+/** No /tmp/hsperfdata_<user>/<pid> file (jstat's counters): a JVM we start leaves nothing in /tmp. */
+export const NO_PERF_DATA = '-XX:-UsePerfData';
+
 function jvmBase({ logging, kafkaLib, logConfig }: KafkaJvm): string[] {
-  return [logConfigFlag(logging, logConfig), '-cp', join(kafkaLib, '*')];
+  return [NO_PERF_DATA, logConfigFlag(logging, logConfig), '-cp', join(kafkaLib, '*')];
 }
 
 /** The broker's command line after `java`: the same main class and config in 3.9 and 4.1. */

@@ -5,8 +5,8 @@ import type { Logger } from '../../runtime/log.js';
 import type { Artifacts } from './artifacts.js';
 import { launchJvm, notReadyError, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
 import { freePort, portIsFree } from './ports.js';
-import { registrySystemProperties, systemPropertyArgs } from './properties.js';
-import { waitForRegistry } from './readiness.js';
+import { NO_PERF_DATA, type Properties, registrySystemProperties, systemPropertyArgs } from './properties.js';
+import { type RegistryCredentials, waitForRegistry } from './readiness.js';
 
 export interface RegistryNodeOptions {
   stateDir: string;
@@ -16,6 +16,10 @@ export interface RegistryNodeOptions {
   logger: Logger;
   detached?: boolean;
   readyTimeoutMs?: number;
+  /** More system properties (the secured stack's basic auth). */
+  extraProperties?: Properties;
+  /** The basic-auth user the readiness check logs in as, when the registry asks for one. */
+  credentials?: RegistryCredentials;
 }
 
 export interface RegistryNode {
@@ -74,11 +78,10 @@ export async function createRegistryNode(options: RegistryNodeOptions): Promise<
     async start() {
       if (self.pid() !== undefined) return;
       const started = Date.now();
-      const properties = registrySystemProperties({
-        port: node.port,
-        managementPort: node.managementPort,
-        brokers,
-      });
+      const properties = {
+        ...registrySystemProperties({ port: node.port, managementPort: node.managementPort, brokers }),
+        ...options.extraProperties,
+      };
       jvm = await launchJvm({
         name: 'the schema registry',
         command: java,
@@ -87,6 +90,7 @@ export async function createRegistryNode(options: RegistryNodeOptions): Promise<
           '-Xmx512m',
           // On no hot path here: C1 alone is enough, and means less JIT work while it starts beside Kafka.
           '-XX:TieredStopAtLevel=1',
+          NO_PERF_DATA,
           `-Djava.io.tmpdir=${tmp}`,
           ...systemPropertyArgs(properties),
           '-jar',
@@ -100,6 +104,7 @@ export async function createRegistryNode(options: RegistryNodeOptions): Promise<
       const outcome = await waitForRegistry(url, {
         timeoutMs: options.readyTimeoutMs ?? 120_000,
         exited: jvm.exited,
+        ...(options.credentials ? { credentials: options.credentials } : {}),
       });
       if (outcome !== 'ready') {
         const running = jvm;

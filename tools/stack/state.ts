@@ -14,7 +14,13 @@ export interface StackRecord {
   /** The process that started it; for a supervised stack, the JVMs die with it. */
   ownerPid: number;
   logFiles: { kafka?: string; registry?: string };
+  /** Kafka nodes of a local stack (`stack up --brokers 3`); absent means one. */
+  brokerCount?: number;
   docker?: { kafkaContainer: string; registryContainer: string; network: string };
+  /** A secured stack: the variables clients log in with (KAFKA_SASL_*, KAFKA_SSL_CA_FILE, SCHEMA_REGISTRY_*). */
+  clientEnv?: Record<string, string>;
+  /** A secured stack: its PLAINTEXT listener, where `stack status` checks that Kafka answers. */
+  probeBrokers?: string[];
 }
 
 /** `$HOOKLEDGER_STATE_DIR`, else `.hookledger/stack` in the working directory (gitignored). */
@@ -30,11 +36,17 @@ export function stackFiles(stateDir: string) {
  * The variables that point hookledger at the stack, as `NAME=value` lines (`set -a; . stack.env`).
  * HOOKLEDGER_LOCAL_STACK tells `topics` that replication factor 1 is expected here.
  */
-export function renderStackEnv(stack: { brokers: string[]; registryUrl: string }): string {
+export function renderStackEnv(stack: {
+  brokers: string[];
+  registryUrl: string;
+  clientEnv?: Record<string, string>;
+}): string {
   return [
     `KAFKA_BROKERS=${stack.brokers.join(',')}`,
     `SCHEMA_REGISTRY_URL=${stack.registryUrl}`,
-    'HOOKLEDGER_LOCAL_STACK=true',
+    ...Object.entries(stack.clientEnv ?? {}).map(([name, value]) => `${name}=${value}`),
+    // One broker cannot hold three replicas; a local cluster of three passes the production checks.
+    ...(stack.brokers.length < 3 ? ['HOOKLEDGER_LOCAL_STACK=true'] : []),
     '',
   ].join('\n');
 }
@@ -43,7 +55,8 @@ export async function writeStackRecord(stateDir: string, record: StackRecord): P
   const files = stackFiles(stateDir);
   await mkdir(stateDir, { recursive: true });
   await writeFile(files.record, `${JSON.stringify(record, null, 2)}\n`);
-  await writeFile(files.env, renderStackEnv(record));
+  // The secured stack's env file holds its passwords: readable by its owner only.
+  await writeFile(files.env, renderStackEnv(record), { mode: 0o600 });
 }
 
 export function readStackRecord(stateDir: string): StackRecord | undefined {

@@ -35,6 +35,18 @@ describe('envelope', () => {
     expect(queryString('/webhooks/energy?')).toBeNull();
   });
 
+  it('masks the value of every credential-looking query parameter, keeping the rest as sent', () => {
+    expect(
+      queryString(
+        '/webhooks/energy?tenant=7&token=abc&api_key=k1&apiKey=k2&Secret=s&signature=f0&sig=f1&password=p&access%5Ftoken=t&x=%20',
+      ),
+    ).toBe(
+      'tenant=7&token=***&api_key=***&apiKey=***&Secret=***&signature=***&sig=***&password=***&access%5Ftoken=***&x=%20',
+    );
+    expect(queryString('/webhooks/energy?flag&token')).toBe('flag&token');
+    expect(queryString('/webhooks/energy?%E0%A4%A=1&designation=x')).toBe('%E0%A4%A=1&designation=x');
+  });
+
   it('carries the body bytes as they are and the key id, never a key', () => {
     const body = Buffer.from(' {"webhook":{"id":"wh_1"}} ');
     const envelope = buildEnvelope({

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { digestKey, extract } from '../../../ingest/webhooks/extract.js';
+import { parseBody } from '../../../processors/dedupe-router/parse-body.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url));
 const sha1 = (bytes: Buffer | string) => `sha1:${createHash('sha1').update(bytes).digest('hex')}`;
@@ -65,4 +66,46 @@ describe('extract', () => {
     const bytes = Buffer.from([0xff, 0xfe, 0x00]);
     expect(digestKey(bytes)).toBe(sha1(bytes));
   });
+
+  it('reads the id of a body that starts with a UTF-8 byte order mark, as the router does', () => {
+    const body = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      fixture('00-energy-switch-added-full.body'),
+    ]);
+    expect(extract(body)).toMatchObject({ webhookId: 'wh_0001', fromBody: true });
+  });
+
+  it('keys a body that is not UTF-8 by its digest, as the router refuses it as not JSON', () => {
+    const body = Buffer.concat([
+      Buffer.from('{"webhook":{"id":"wh_'),
+      Buffer.from([0xff]),
+      Buffer.from('"}}'),
+    ]);
+    expect(extract(body)).toMatchObject({ webhookId: sha1(body), fromBody: false });
+    expect(parseBody(body)).toMatchObject({ ok: false, reason: 'body-not-json' });
+  });
+});
+
+// Ingest keys each record by the id it reads; the router dead-letters a record whose key is not the id
+// it reads itself (webhook-id-mismatch). Both must read every body alike.
+describe('ingest and the router read the same webhook id', () => {
+  const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+  const bodies: Record<string, Buffer> = {
+    'a plain body': fixture('00-energy-switch-added-full.body'),
+    'a body after a byte order mark': Buffer.concat([bom, fixture('00-energy-switch-added-full.body')]),
+    'a compact body after a byte order mark': Buffer.concat([
+      bom,
+      Buffer.from('{"webhook":{"id":"wh_bom"}}'),
+    ]),
+    'a body with white space first': Buffer.from(' \n\t{"webhook":{"id":"wh_ws"}}'),
+    'an id with escapes': Buffer.from('{"webhook":{"id":"wh_\\u00e9"}}'),
+  };
+  for (const [name, body] of Object.entries(bodies)) {
+    it(name, () => {
+      const parsed = parseBody(body);
+      expect(parsed.ok).toBe(true);
+      const routerId = parsed.ok ? (parsed.value.webhook as { id: string }).id : undefined;
+      expect(extract(body)).toMatchObject({ webhookId: routerId, fromBody: true });
+    });
+  }
 });

@@ -151,21 +151,21 @@ describe('describeConfigs', () => {
     ).rejects.toThrow('broker 9 is not in the cluster metadata (brokers: 1)');
   });
 
-  it('speaks PLAINTEXT only, and says so before connecting anywhere', async () => {
+  it('refuses a SASL mechanism it cannot log in with, before connecting anywhere', async () => {
     const broker = await fakeBroker((id) => topicConfigsResponse(id, 't1', {}));
     const attempt = describeConfigs([topic('t1')], {
       bootstrap: [broker.address],
       clientId: 'test',
-      securityProtocol: 'SASL_SSL',
+      properties: { 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'OAUTHBEARER' },
     });
     await expect(attempt).rejects.toBeInstanceOf(UnsupportedSecurityError);
-    await expect(attempt).rejects.toThrow(/security\.protocol SASL_SSL: .*PLAINTEXT only/);
+    await expect(attempt).rejects.toThrow(/SASL OAUTHBEARER: .*PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 only/);
     expect(broker.seen).toEqual([]);
     await expect(
       describeConfigs([topic('t1')], {
         bootstrap: [broker.address],
         clientId: 'test',
-        securityProtocol: 'plaintext',
+        properties: { 'security.protocol': 'plaintext' },
       }),
     ).resolves.toHaveLength(1);
   });

@@ -89,6 +89,28 @@ const noWait = (delays: number[]) => ({
 });
 
 describe('ensureTopics while the cluster catches up with new topics', () => {
+  it('looks again when a broker whose metadata lags leaves a created topic out of its answer', async () => {
+    const specs = ['a', 'b'].map(spec);
+    const { admin } = fakeAdmin();
+    const describe = admin.describeTopics;
+    let calls = 0;
+    // Leaders seen for both, then one broker's answer still lacks "b": no error, just absent.
+    admin.describeTopics = async (names) => {
+      calls++;
+      const found = await describe(names);
+      return calls === 2 ? found.filter((t) => t.name !== 'b') : found;
+    };
+    const delays: number[] = [];
+
+    const result = await ensureTopics(admin, specs, { creationRetry: noWait(delays) });
+
+    expect(result.topics.map((t) => [t.name, t.action])).toEqual([
+      ['a', 'created'],
+      ['b', 'created'],
+    ]);
+    expect(delays).toHaveLength(1);
+  });
+
   it('looks again after UNKNOWN_TOPIC_OR_PARTITION and creates only the topics still absent', async () => {
     const specs = ['a', 'b', 'c', 'd'].map(spec);
     const { admin, topics, creates } = fakeAdmin({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  clusterNodeProperties,
   kafkaBrokerArgs,
   kafkaLogConfig,
   kafkaServerProperties,
@@ -115,6 +116,7 @@ describe('JVM command lines per Kafka version', () => {
     expect(kafkaBrokerArgs(v4, '/s/server.properties', ['-Xmx512m'])).toEqual([
       '-Xmx512m',
       '-Djava.awt.headless=true',
+      '-XX:-UsePerfData',
       '-Dlog4j2.configurationFile=file:/s/log4j2.properties',
       '-cp',
       '/cache/kafka-lib/*',
@@ -130,6 +132,7 @@ describe('JVM command lines per Kafka version', () => {
     for (const jvm of [v3, v4]) {
       const args = storageFormatArgs(jvm, 'cluster-id', '/s/server.properties');
       expect(args).toEqual([
+        '-XX:-UsePerfData',
         logConfigFlag(jvm.logging, jvm.logConfig),
         '-cp',
         '/cache/kafka-lib/*',
@@ -146,6 +149,7 @@ describe('JVM command lines per Kafka version', () => {
 
   it('run a tool as its main class with the arguments after it', () => {
     expect(kafkaToolJvmArgs(v4, 'org.apache.kafka.tools.ConsoleProducer', ['--topic', 't'])).toEqual([
+      '-XX:-UsePerfData',
       '-Dlog4j2.configurationFile=file:/s/log4j2.properties',
       '-cp',
       '/cache/kafka-lib/*',
@@ -174,5 +178,38 @@ describe('cluster ids', () => {
       Buffer.alloc(16, 7),
     ];
     expect(newClusterId(() => draws.shift()!)).toBe(Buffer.alloc(16, 7).toString('base64url'));
+  });
+});
+
+describe('a node of a local cluster', () => {
+  const nodes = [
+    { port: 9101, controllerPort: 9201 },
+    { port: 9102, controllerPort: 9202 },
+    { port: 9103, controllerPort: 9203 },
+  ];
+
+  it('names itself and every controller of the static quorum', () => {
+    expect(clusterNodeProperties(2, nodes)).toMatchObject({
+      'node.id': 2,
+      'controller.quorum.voters': '1@127.0.0.1:9201,2@127.0.0.1:9202,3@127.0.0.1:9203',
+    });
+  });
+
+  it('keeps three copies of internal and new topics, two in sync before a write counts', () => {
+    expect(clusterNodeProperties(1, nodes)).toMatchObject({
+      'offsets.topic.replication.factor': 3,
+      'transaction.state.log.replication.factor': 3,
+      'transaction.state.log.min.isr': 2,
+      'default.replication.factor': 3,
+      'min.insync.replicas': 2,
+      'unclean.leader.election.enable': false,
+    });
+  });
+
+  it('asks no more copies than a smaller cluster has', () => {
+    expect(clusterNodeProperties(1, nodes.slice(0, 2))).toMatchObject({
+      'offsets.topic.replication.factor': 2,
+      'min.insync.replicas': 2,
+    });
   });
 });

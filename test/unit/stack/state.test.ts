@@ -19,4 +19,13 @@ describe('the stack state directory', () => {
       'KAFKA_BROKERS=127.0.0.1:1,127.0.0.1:2\nSCHEMA_REGISTRY_URL=http://127.0.0.1:3/apis/ccompat/v7\nHOOKLEDGER_LOCAL_STACK=true\n',
     );
   });
+
+  it('leaves HOOKLEDGER_LOCAL_STACK out for a cluster of three, which passes the production checks', () => {
+    expect(
+      renderStackEnv({
+        brokers: ['127.0.0.1:1', '127.0.0.1:2', '127.0.0.1:4'],
+        registryUrl: 'http://127.0.0.1:3/apis/ccompat/v7',
+      }),
+    ).not.toContain('HOOKLEDGER_LOCAL_STACK');
+  });
 });

@@ -1,0 +1,52 @@
+// Wrong credentials and untrusted certificates, as librdkafka reports them: only in its log lines (its
+// error events say no more than "authentication failure" or "ssl error", and a connect attempt just
+// times out while it retries). Pure: a log line in, the one line a person needs out.
+
+/** librdkafka's codes for the two kinds (rdkafka.h): RD_KAFKA_RESP_ERR__AUTHENTICATION and __SSL. */
+export const AUTHENTICATION_FAILED = -169;
+export const TLS_FAILED = -181;
+
+export interface SecurityFailure {
+  code: typeof AUTHENTICATION_FAILED | typeof TLS_FAILED;
+  /** librdkafka's reason with the broker it names, without its thread tag and timing. */
+  reason: string;
+  /** Which variables to look at. */
+  hint: string;
+}
+
+const AUTHENTICATION = /SASL authentication error|SASL \S+ mechanism handshake failed|SASL handshake failed/i;
+const MECHANISM = /mechanism handshake failed|Unsupported SASL mechanism/i;
+/** librdkafka appends advice about system CA packages, which is not where a private CA goes. */
+const VERIFY_ADVICE = /:\s*broker certificate could not be verified.*$/i;
+const TLS = /SSL handshake failed|certificate verify failed/i;
+
+/** The failure a librdkafka log line reports, if it is one that retrying will not fix. */
+export function securityFailureIn(message: string): SecurityFailure | undefined {
+  const tls = TLS.test(message);
+  if (!tls && !AUTHENTICATION.test(message)) return undefined;
+  const reason = message
+    .replace(/^\[thrd:[^\]]*\]:\s*/, '')
+    .replace(/\s*\(after \d+ms in state [^)]*\)\s*$/, '')
+    .replace(VERIFY_ADVICE, '')
+    .trim();
+  return tls
+    ? {
+        code: TLS_FAILED,
+        reason,
+        hint: /verify/i.test(message)
+          ? "the broker's certificate is not signed by a CA in KAFKA_SSL_CA_FILE (or the system's)"
+          : 'check KAFKA_SECURITY_PROTOCOL (does this listener speak TLS?) and KAFKA_SSL_*',
+      }
+    : {
+        code: AUTHENTICATION_FAILED,
+        reason,
+        hint: MECHANISM.test(message)
+          ? 'check KAFKA_SASL_MECHANISM'
+          : 'check KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD (or their _FILE) and KAFKA_SASL_MECHANISM',
+      };
+}
+
+/** `<reason> (<hint>)`: one line. */
+export function describeSecurityFailure({ reason, hint }: SecurityFailure): string {
+  return `${reason} (${hint})`;
+}

@@ -1,0 +1,117 @@
+// A stream app that survives its consumer being fenced while no other instance holds its id.
+//
+// With static membership, librdkafka fences its own consumer for good (a fatal consumer error, the only
+// kind a consumer has) when it rejoins after its group coordinator moved: a broker dying is enough
+// (librdkafka #3437). The consumer cannot be used again, so the app stops. Kafka Streams would replace
+// the client and rejoin; this does the same with a whole new app (consumer and producer): its
+// partitions come back through the group, restored from their changelogs, and transactions keep
+// exactly-once across the swap. Two live instances with one id would fence each other again and
+// again: past `allowed` restarts in `windowMs`, the app stops with one line saying so.
+
+import { ERRORS } from '../kafka/rdkafka.js';
+import type { Logger } from '../log.js';
+import { StreamAppStoppedError } from './errors.js';
+import type { StreamApp, TaskStatus } from './stream-runner.js';
+
+export interface RejoinPolicy {
+  /** Restarts allowed within `windowMs`; one more stops the app. */
+  allowed: number;
+  windowMs: number;
+}
+
+export const DEFAULT_REJOIN_POLICY: RejoinPolicy = { allowed: 3, windowMs: 10 * 60_000 };
+
+/** A failure after which a new consumer may rejoin: the consumer was fenced (a fatal error on it). */
+export function isFencedConsumer(error: Error | undefined): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === ERRORS.ERR__FATAL || code === ERRORS.ERR_FENCED_INSTANCE_ID;
+}
+
+export async function startRejoiningApp({
+  start,
+  logger,
+  instanceId,
+  policy = DEFAULT_REJOIN_POLICY,
+  now = Date.now,
+}: {
+  /** Starts one app (startStreamApp with the stage's options). */
+  start: () => Promise<StreamApp>;
+  logger: Logger;
+  instanceId: string;
+  policy?: RejoinPolicy;
+  now?: () => number;
+}): Promise<StreamApp> {
+  let current: StreamApp | undefined = await start();
+  let closing = false;
+  let failure: Error | undefined;
+  const restarts: number[] = [];
+  /** A new app starting: close() waits for it, so nothing it opens outlives the close. */
+  let restarting: Promise<void> | undefined;
+  let settle!: () => void;
+  const stopped = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+
+  /** Watches one app until it stops: rejoins with a new one, or ends for good. */
+  const watch = (app: StreamApp): void => {
+    void app.stopped.then(async () => {
+      const error = app.failure();
+      if (closing || error === undefined) return settle();
+      const at = now();
+      while (restarts.length > 0 && at - restarts[0]! > policy.windowMs) restarts.shift();
+      if (!isFencedConsumer(error)) {
+        failure = error;
+        return settle();
+      }
+      if (restarts.length >= policy.allowed) {
+        failure = new StreamAppStoppedError(
+          `consumer fenced ${restarts.length + 1} times in ${policy.windowMs / 60_000} min: another instance runs with instance id ${instanceId} (${error.message})`,
+          { cause: error },
+        );
+        return settle();
+      }
+      restarts.push(at);
+      logger.warn(
+        { err: error.message, restarts: restarts.length },
+        'consumer fenced (its group coordinator moved, or an instance with our id started); rejoining with new clients',
+      );
+      current = undefined;
+      restarting = (async () => {
+        try {
+          const next = await start();
+          if (closing) {
+            await next.close();
+            return settle();
+          }
+          current = next;
+          watch(next);
+        } catch (startError) {
+          failure = startError instanceof Error ? startError : new Error(String(startError));
+          settle();
+        } finally {
+          restarting = undefined;
+        }
+      })();
+    });
+  };
+  watch(current);
+
+  return {
+    isReady: () => current?.isReady() ?? false,
+    readiness: () =>
+      current?.readiness() ?? {
+        ready: false,
+        reasons: ['rejoining the group with new clients after fencing'],
+      },
+    tasks: (): TaskStatus[] => current?.tasks() ?? [],
+    stopped,
+    failure: () => failure,
+    async close() {
+      closing = true;
+      await current?.close();
+      await restarting; // between two apps: the next one is closed as soon as it has started
+      settle();
+      await stopped;
+    },
+  };
+}
