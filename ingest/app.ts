@@ -8,7 +8,9 @@ import { metricsPlugin } from './plugins/metrics.js';
 import type { EnvelopeEncoder } from './producer/encoder.js';
 import type { RawStore } from './producer/port.js';
 import type { Sources } from './sources.js';
+import type { FailingIds } from './webhooks/failing-ids.js';
 import { webhooksPlugin } from './webhooks/plugin.js';
+import type { Quarantine } from './webhooks/quarantine.js';
 
 export interface ServerLimits {
   /** Time allowed to receive a whole request (headers and body): bounds slow clients. */
@@ -41,6 +43,10 @@ export interface IngestDeps {
   limits?: Partial<ServerLimits>;
   /** PEM certificate chain and key: serve HTTPS natively. */
   https?: { cert: Buffer; key: Buffer };
+  /** Keeps requests a signed source refuses (webhooks.quarantine); none when absent. */
+  quarantine?: Quarantine;
+  /** The webhook ids answered with anything but 200 (tests pass one with their own clock). */
+  failingIds?: FailingIds;
 }
 
 export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
@@ -91,6 +97,8 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     encoder: deps.encoder,
     metrics,
     bodyLimit,
+    quarantine: deps.quarantine,
+    failingIds: deps.failingIds,
   });
   return app;
 }

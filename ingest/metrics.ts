@@ -8,6 +8,10 @@ export interface IngestMetrics {
   registry: Registry;
   requests: Counter<'source' | 'status'>;
   signatureFailures: Counter<'source' | 'reason'>;
+  /** Refused requests kept in webhooks.quarantine (acknowledged), by source. */
+  quarantined: Counter<'source'>;
+  /** Refused requests not kept: over-rate / over-bytes (the source's bound) or not-stored (Kafka). */
+  quarantineDropped: Counter<'source' | 'reason'>;
   requestSeconds: Histogram<'source' | 'status'>;
   inFlight: Gauge<'source'>;
   batchRecords: Histogram;
@@ -32,6 +36,18 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
   const signatureFailures = new Counter({
     name: 'hookledger_ingest_signature_failures_total',
     help: 'Requests refused by the signature check, by reason (missing, algorithm, malformed, mismatch).',
+    labelNames: ['source', 'reason'] as const,
+    registers,
+  });
+  const quarantined = new Counter({
+    name: 'hookledger_ingest_quarantined_total',
+    help: 'Requests refused by the signature check and kept in webhooks.quarantine, by source.',
+    labelNames: ['source'] as const,
+    registers,
+  });
+  const quarantineDropped = new Counter({
+    name: 'hookledger_ingest_quarantine_dropped_total',
+    help: 'Requests refused by the signature check and not kept, by source and reason (over-rate, over-bytes: the bound; not-stored: Kafka).',
     labelNames: ['source', 'reason'] as const,
     registers,
   });
@@ -70,6 +86,8 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
     registry,
     requests,
     signatureFailures,
+    quarantined,
+    quarantineDropped,
     requestSeconds,
     inFlight,
     batchRecords,

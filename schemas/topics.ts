@@ -1,6 +1,7 @@
 // The topic catalog as data: every hookledger topic's name, key, value schema, cleanup and settings.
 // docs/topics.md describes the same topics for consumers; a unit test keeps both naming the same ones.
 import type { TopicSpec } from '../runtime/kafka/topic-spec.js';
+import { QUARANTINED_REQUEST_SCHEMA } from './quarantined-request.js';
 import { RAW_ENVELOPE_SCHEMA } from './raw-envelope.js';
 
 /** Entity streams, as in `entity.<name>`. */
@@ -55,8 +56,18 @@ export const DEDUPE_CHANGELOG_MARGIN_MS = 86_400_000;
 /** Segments of the dedupe changelog roll at least this often, so aged-out ids are deleted promptly. */
 export const DEDUPE_CHANGELOG_SEGMENT_MS = 6 * 3_600_000;
 
+/** How long webhooks.quarantine keeps a request unless QUARANTINE_RETENTION says otherwise. */
+export const DEFAULT_QUARANTINE_RETENTION_MS = 7 * 86_400_000;
+
+/** Promotion records outlive the requests they mark by this much (so none is promoted twice). */
+export const PROMOTIONS_RETENTION_MARGIN_MS = 86_400_000;
+
 export interface TopicNames {
   raw: string;
+  /** Requests refused for their signature, kept briefly for `hookledger quarantine promote`. */
+  quarantine: string;
+  /** Internal: which quarantined webhook ids were promoted, by which run. */
+  quarantinePromotions: string;
   dedupeChangelog: string;
   unique: string;
   failures: string;
@@ -71,6 +82,8 @@ export interface TopicNames {
 export function topicNames(prefix = ''): TopicNames {
   return {
     raw: `${prefix}webhooks.raw`,
+    quarantine: `${prefix}webhooks.quarantine`,
+    quarantinePromotions: `${prefix}webhooks.quarantine-promotions`,
     dedupeChangelog: `${prefix}webhooks.dedupe-changelog`,
     unique: `${prefix}webhooks.unique`,
     failures: `${prefix}webhooks.failures`,
@@ -104,6 +117,8 @@ export interface CatalogOptions {
   dedupeWindowMs: number;
   partitions: number;
   replicationFactor: number;
+  /** QUARANTINE_RETENTION, milliseconds; DEFAULT_QUARANTINE_RETENTION_MS when absent. */
+  quarantineRetentionMs?: number;
 }
 
 export interface CatalogTopic extends TopicSpec {
@@ -120,6 +135,7 @@ export function topicCatalog({
   dedupeWindowMs,
   partitions,
   replicationFactor,
+  quarantineRetentionMs = DEFAULT_QUARANTINE_RETENTION_MS,
 }: CatalogOptions): CatalogTopic[] {
   const names = topicNames(prefix);
   // Acks=all then waits for two copies wherever there can be two.
@@ -183,5 +199,16 @@ export function topicCatalog({
       ...envelopeBytes,
     }),
     topic(names.dlq, 'as webhooks.raw', 'dead-letter', { ...forever, ...envelopeBytes }),
+    // Unauthenticated bytes: kept a short, fixed time (ingest also bounds how fast they come in).
+    topic(names.quarantine, 'as webhooks.raw', QUARANTINED_REQUEST_SCHEMA, {
+      'cleanup.policy': 'delete',
+      'retention.ms': String(quarantineRetentionMs),
+      ...envelopeBytes,
+    }),
+    // Internal: written with the promoted raw records in one transaction, read by the next promotion.
+    topic(names.quarantinePromotions, '<source>/<webhook.id>', undefined, {
+      'cleanup.policy': 'delete',
+      'retention.ms': { atLeast: quarantineRetentionMs + PROMOTIONS_RETENTION_MARGIN_MS },
+    }),
   ];
 }

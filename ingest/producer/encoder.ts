@@ -1,19 +1,19 @@
-// Encodes raw envelopes through the schema registry, once the raw subject is registered.
+// Encodes values (raw envelopes; quarantined requests) through the schema registry, once their subject is registered.
 import type { Logger } from '../../runtime/log.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Serde } from '../../schemas/serde.js';
 import { INGEST_ERR_UNAVAILABLE } from '../errors.js';
 
-export interface EnvelopeEncoder {
+export interface EnvelopeEncoder<T = RawEnvelope> {
   /** False until the schema is registered: /readyz reports it, requests get 503. */
   readonly ready: boolean;
-  encode(envelope: RawEnvelope): Promise<Buffer>;
+  encode(value: T): Promise<Buffer>;
 }
 
 export interface RegistryEncoderOptions {
   serde: Pick<Serde, 'register' | 'encode'>;
   subject: string;
-  /** The Avro schema text (schemas/raw-envelope.avsc). */
+  /** The Avro schema text (schemas/raw-envelope.avsc, or the quarantine's). */
   schema: string;
   logger: Logger;
   retryInitialMs?: number;
@@ -21,7 +21,7 @@ export interface RegistryEncoderOptions {
 }
 
 /** Registers the subject in the background (retrying while the registry is away) and encodes with its id. */
-export class RegistryEncoder implements EnvelopeEncoder {
+export class RegistryEncoder<T = RawEnvelope> implements EnvelopeEncoder<T> {
   private schemaId: number | undefined;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -39,7 +39,7 @@ export class RegistryEncoder implements EnvelopeEncoder {
     while (!this.stopped && this.schemaId === undefined) {
       try {
         this.schemaId = await serde.register(subject, schema);
-        logger.info({ subject, schemaId: this.schemaId }, 'raw envelope schema registered');
+        logger.info({ subject, schemaId: this.schemaId }, 'value schema registered');
       } catch (error) {
         logger.warn(
           { subject, reason: (error as Error).message, retryInMs: delay },
@@ -58,8 +58,8 @@ export class RegistryEncoder implements EnvelopeEncoder {
     if (this.retryTimer) clearTimeout(this.retryTimer);
   }
 
-  async encode(envelope: RawEnvelope): Promise<Buffer> {
+  async encode(value: T): Promise<Buffer> {
     if (this.schemaId === undefined) throw new INGEST_ERR_UNAVAILABLE();
-    return this.options.serde.encode(this.schemaId, envelope);
+    return this.options.serde.encode(this.schemaId, value);
   }
 }

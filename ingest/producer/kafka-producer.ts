@@ -24,6 +24,8 @@ export interface KafkaProducerOptions {
   /** The largest record the raw topic takes (its max.message.bytes); librdkafka's own default is 1 MB. */
   maxMessageBytes: number;
   connectTimeoutMs?: number;
+  /** Names the client in librdkafka's log lines. */
+  component?: string;
 }
 
 /**
@@ -37,6 +39,7 @@ export function kafkaProducerConnector({
   deliveryTimeoutMs,
   maxMessageBytes,
   connectTimeoutMs = 5_000,
+  component = 'raw-producer',
 }: KafkaProducerOptions): ConnectProducer {
   return async () => {
     const producer = createProducer(
@@ -52,7 +55,7 @@ export function kafkaProducerConnector({
         'request.timeout.ms': Math.min(30_000, deliveryTimeoutMs),
         'socket.connection.setup.timeout.ms': connectTimeoutMs,
       },
-      'raw-producer',
+      component,
     );
     let fatal: KafkaError | undefined;
     producer.on('event.error', (error) => {

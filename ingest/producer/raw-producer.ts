@@ -15,6 +15,8 @@ const RECORD_OVERHEAD = 32;
 export interface RawProducerOptions {
   connect: ConnectProducer;
   logger: Logger;
+  /** Names this producer in its log lines (the quarantine has one of its own). */
+  component?: string;
   lingerMs: number;
   maxBatchRecords: number;
   /** At most the topic's max.message.bytes: one produce call holds one record batch per partition. */
@@ -50,7 +52,7 @@ export class RawProducer {
   private backoffTimer: { timer: NodeJS.Timeout; wake: () => void } | undefined;
 
   constructor(private readonly options: RawProducerOptions) {
-    this.log = options.logger.child({ component: 'raw-producer' });
+    this.log = options.logger.child({ component: options.component ?? 'raw-producer' });
     this.batcher = new Batcher<RawRecord>({
       lingerMs: options.lingerMs,
       maxBatchRecords: options.maxBatchRecords,

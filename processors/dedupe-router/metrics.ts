@@ -1,6 +1,8 @@
-// The dedupe-router's own series: records by route, duplicates, DLQ by reason, freshness, expiry.
+// The dedupe-router's own series: records by route, duplicates, DLQ by reason, freshness, expiry, and
+// per delivery how often the platform retried its id and how late it arrived (by source and trigger).
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { EventHandler } from '../../runtime/streams/metrics.js';
+import { triggerLabel } from './trigger-label.js';
 
 /** Handlers for the router's instrumentation events, registered on `registry`. */
 export function dedupeMetricEvents(registry: Registry): Record<string, EventHandler> {
@@ -34,7 +36,29 @@ export function dedupeMetricEvents(registry: Registry): Record<string, EventHand
     help: 'Ids forgotten because they left the dedupe window (by stream time).',
     registers,
   });
+  const duplicatesPerId = new Histogram({
+    name: 'hookledger_dedupe_duplicates_per_id',
+    help: 'Per delivery that reached the router, the duplicates of its id seen so far (0: the first delivery), by source and trigger (the contract’s, else "other"). Deliveries above k−1 are the ids retried at least k times. Counted in memory for the 10,000 most recently retried ids of each partition: after a restart, a rebalance or an eviction an id counts from 1 again.',
+    labelNames: ['source', 'trigger'] as const,
+    buckets: [0, 1, 2, 3, 5, 10, 20, 50, 100],
+    registers,
+  });
+  const delay = new Histogram({
+    name: 'hookledger_dedupe_delivery_delay_seconds',
+    help: 'Per delivery that reached the router, receivedAt minus webhook.date (how late the platform delivered, retries included), by source and trigger.',
+    labelNames: ['source', 'trigger'] as const,
+    // Seconds up to the platform's 72 h retry window and past it.
+    buckets: [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 48 * 3600, 72 * 3600, 96 * 3600],
+    registers,
+  });
+  const deliveryLabels = ({ source = '', trigger = '' }: Readonly<Record<string, string>>) => ({
+    source,
+    trigger: triggerLabel(trigger),
+  });
   return {
+    'processor.dedupe.delivery': (labels, value) =>
+      duplicatesPerId.observe(deliveryLabels(labels), value ?? 0),
+    'processor.dedupe.delay': (labels, value) => delay.observe(deliveryLabels(labels), value ?? 0),
     'processor.dedupe.routed': ({ route = '', reason = '' }) => {
       routed.inc({ route });
       if (route === 'dead-lettered') dlq.inc({ reason });

@@ -25,9 +25,10 @@ export interface ReadToEndOptions {
   topic: string;
   /**
    * The partitions to read, each from `from`: an offset, `'end'` (only what is written from now on,
-   * for `follow`), or its first offset when absent.
+   * for `follow`), or its first offset when absent; up to `until` (exclusive) when that comes before
+   * the end (`replay diff` reads raw only within a replay's bounds).
    */
-  partitions: readonly { partition: number; from?: bigint | 'end' }[];
+  partitions: readonly { partition: number; from?: bigint | 'end'; until?: bigint }[];
   /**
    * Called for every committed record below the end, in offset order per partition. When it returns a
    * promise, the next record waits for it (decoding through a registry); restore's stays synchronous.
@@ -117,13 +118,13 @@ export async function readToEnd({
   try {
     await connect(consumer);
     const assignment: { topic: string; partition: number; offset: number }[] = [];
-    for (const { partition, from } of partitions) {
+    for (const { partition, from, until } of partitions) {
       const { lowOffset, highOffset } = await call<{ lowOffset: number; highOffset: number }>(
         `watermarks of ${topic}[${partition}]`,
         (cb) => consumer.queryWatermarkOffsets(topic, partition, 10_000, cb as never),
       );
       const low = BigInt(lowOffset);
-      const high = BigInt(highOffset);
+      const high = until !== undefined && until < BigInt(highOffset) ? until : BigInt(highOffset);
       ends.set(partition, high);
       const start = from === 'end' ? high : from === undefined || from < low ? low : from;
       // Nothing to read (empty, or already at the end): no fetch at all, unless following.

@@ -36,6 +36,10 @@ export function createStreamMetrics({
     'stream.dead-letter': ({ reason = '' }) =>
       series.failedRecords.inc({ app, reason, outcome: 'dead-lettered' }),
     'stream.skipped': ({ reason = '' }) => series.failedRecords.inc({ app, reason, outcome: 'skipped' }),
+    'stream.record.ahead-of-clock': ({ topic = '' }, value) => {
+      series.recordsAheadOfClock.inc({ app, topic });
+      series.recordLeadSeconds.set({ app, topic }, value ?? 0);
+    },
     ...events,
   };
   return {
@@ -54,6 +58,8 @@ interface KitSeries {
   lag: Gauge<'app' | 'topic' | 'partition'>;
   restoreSeconds: Histogram<'app' | 'topic'>;
   failedRecords: Counter<'app' | 'reason' | 'outcome'>;
+  recordsAheadOfClock: Counter<'app' | 'topic'>;
+  recordLeadSeconds: Gauge<'app' | 'topic'>;
   watched: Map<string, StreamApp>;
 }
 
@@ -111,7 +117,29 @@ function kitSeries(registry: Registry): KitSeries {
       labelNames: ['app', 'reason', 'outcome'] as const,
       registers,
     }),
+    recordsAheadOfClock: new Counter({
+      name: 'hookledger_stream_records_ahead_of_clock_total',
+      help: "Input records stamped more than a minute ahead of this process's clock (the writer's clock, ingest's, runs fast); stream time does not follow them.",
+      labelNames: ['app', 'topic'] as const,
+      registers,
+    }),
+    recordLeadSeconds: new Gauge({
+      name: 'hookledger_stream_record_lead_seconds',
+      help: "How far ahead of this process's clock the last such record was stamped, in seconds.",
+      labelNames: ['app', 'topic'] as const,
+      registers,
+    }),
   };
+  new Gauge({
+    name: 'hookledger_stream_ready',
+    help: '1 while the app is ready (its /readyz check: joined its group, every partition restored and running), else 0.',
+    labelNames: ['app'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [app, streamApp] of watched) this.set({ app }, streamApp.isReady() ? 1 : 0);
+    },
+  });
   new Gauge({
     name: 'hookledger_stream_partitions',
     help: 'Input partitions held, by state (assigned, restoring, running, …).',

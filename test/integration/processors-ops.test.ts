@@ -83,6 +83,24 @@ describe('hookledger process', () => {
     // Every id once, and the redrive run's own entry.
     expect(Number(tracked?.[1])).toBe(fixtures.length - 2 + 1);
 
+    // Per delivery: the platform's retries and lateness, by source and trigger (unknown ones "other").
+    for (const series of [
+      'hookledger_dedupe_duplicates_per_id_count{source="fixtures",trigger="UserAdded"}',
+      'hookledger_dedupe_duplicates_per_id_count{source="fixtures",trigger="other"}',
+      'hookledger_dedupe_delivery_delay_seconds_count{source="fixtures",trigger="EnergySwitchUpdated"}',
+      'hookledger_stream_ready{app="dedupe-router"} 1',
+      'hookledger_stream_ready{app="tables"} 1',
+    ]) {
+      expect(metrics, series).toContain(series);
+    }
+    const total = (series: RegExp) => [...metrics.matchAll(series)].reduce((sum, m) => sum + Number(m[1]), 0);
+    // Every delivery but the poison record and the redrives (the operator's, not the platform's)…
+    expect(total(/^hookledger_dedupe_duplicates_per_id_count\{[^}]*\} (\d+)$/gm)).toBe(fixtures.length + 1);
+    // …of which the first of each id had no duplicate before it (two fixtures and "retry" are retries).
+    expect(total(/^hookledger_dedupe_duplicates_per_id_bucket\{le="0",[^}]*\} (\d+)$/gm)).toBe(
+      fixtures.length - 2,
+    );
+
     child.kill('SIGTERM');
     expect(await running.exited).toBe(0);
   });

@@ -47,14 +47,14 @@ export interface RedriveResult {
   repeats: number;
 }
 
-/** `redrive-20261122-160501-1a2b`: unique per invocation. */
-export function newRunId(now = new Date()): string {
+/** `redrive-20261122-160501-1a2b` (`promote-…` for a quarantine promotion): unique per invocation. */
+export function newRunId(now = new Date(), kind = 'redrive'): string {
   const stamp = now
     .toISOString()
     .replace(/\.\d+Z$/, '')
     .replace(/[-:]/g, '')
     .replace('T', '-');
-  return `redrive-${stamp}-${randomBytes(2).toString('hex')}`;
+  return `${kind}-${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
 /** Whether a dead letter is chosen by the filter. */

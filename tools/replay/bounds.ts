@@ -127,6 +127,7 @@ export async function rangesOf(
  * The replay's bounds are kept as the committed offsets of a group that never consumes
  * (`<app>.bounds`): the end of each partition, so a resumed run never goes further than the first
  * did (records past the end were skipped with their offsets committed, and must stay out of range).
+ * They are written with notes (the starts, the trigger filter) by kept-request.ts.
  */
 export async function loadBounds(
   admin: TopicAdmin,
@@ -135,19 +136,6 @@ export async function loadBounds(
 ): Promise<Map<number, bigint> | undefined> {
   const stored = await admin.committedOffsets(groupId, topic);
   return stored.size === 0 ? undefined : stored;
-}
-
-export async function saveBounds(
-  admin: TopicAdmin,
-  groupId: string,
-  topic: string,
-  ranges: readonly PartitionRange[],
-): Promise<void> {
-  await admin.commitOffsets(
-    groupId,
-    topic,
-    ranges.map((r) => ({ partition: r.partition, offset: r.end })),
-  );
 }
 
 /**

@@ -2,8 +2,11 @@
 
 export interface ProgressSample {
   label: string;
+  /** Offsets passed and in all (a transactional source also has markers, so offsets, not records). */
   done: bigint;
   total: bigint;
+  /** Records read so far, when the stage counts them: what the summary reports at the end. */
+  read?: number;
   elapsedMs: number;
 }
 
@@ -25,18 +28,20 @@ export function rateAndEta({ done, total, elapsedMs }: ProgressSample): { rate: 
 
 const percent = (done: bigint, total: bigint) => (total === 0n ? 100 : Number((done * 1000n) / total) / 10);
 
-/** `dedupe-router [#########...........] 45.0% 12345/27000 · 1234/s · ETA 0:12` */
+/** `dedupe-router [#########...........] 45.0% 12345/27000 · 12001 read · 1234/s · ETA 0:12` */
 export function progressBar(sample: ProgressSample, width = 24): string {
   const pct = percent(sample.done, sample.total);
   const filled = Math.round((pct / 100) * width);
   const { rate, etaSeconds } = rateAndEta(sample);
-  return `${sample.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${pct.toFixed(1)}% ${sample.done}/${sample.total} · ${Math.round(rate)}/s · ETA ${duration(etaSeconds)}`;
+  const read = sample.read === undefined ? '' : ` · ${sample.read} read`;
+  return `${sample.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${pct.toFixed(1)}% ${sample.done}/${sample.total}${read} · ${Math.round(rate)}/s · ETA ${duration(etaSeconds)}`;
 }
 
-/** `replay 20261122-160501: dedupe-router 45.0% (12345 of 27000 offsets), 1234 offsets/s, ETA 0:12` (offsets: a transactional source also has markers) */
+/** `replay 20261122-160501: dedupe-router 45.0% (12345 of 27000 offsets, 12001 records read), 1234 offsets/s, ETA 0:12` (offsets: a transactional source also has markers) */
 export function progressLine(id: string, sample: ProgressSample): string {
   const { rate, etaSeconds } = rateAndEta(sample);
-  return `replay ${id}: ${sample.label} ${percent(sample.done, sample.total).toFixed(1)}% (${sample.done} of ${sample.total} offsets), ${Math.round(rate)} offsets/s, ETA ${duration(etaSeconds)}`;
+  const read = sample.read === undefined ? '' : `, ${sample.read} records read`;
+  return `replay ${id}: ${sample.label} ${percent(sample.done, sample.total).toFixed(1)}% (${sample.done} of ${sample.total} offsets${read}), ${Math.round(rate)} offsets/s, ETA ${duration(etaSeconds)}`;
 }
 
 export interface ProgressReporter {

@@ -1,14 +1,17 @@
 // `hookledger replay`: webhooks.raw (a range of it) through the live topologies with fresh state into
 // side-by-side topics, until every partition reaches its end bound. Never writes a live topic.
+import { routeSettingsOf } from '../../processors/dedupe-router/main.js';
 import type { RawInput } from '../../processors/dedupe-router/poison.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
 import { tablesTopology } from '../../processors/tables/topology.js';
 import type { Config } from '../../runtime/config.js';
 import { type TopicAdmin, withAdmin } from '../../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import type { Logger } from '../../runtime/log.js';
 import { type StreamApp, startStreamApp } from '../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../runtime/streams/topology.js';
+import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
 import { TABLE_STREAMS, topicNames } from '../../schemas/topics.js';
 import { boundedTopology, CommittedCounter, type StageCounts } from './bounded-topology.js';
@@ -19,20 +22,15 @@ import {
   type PartitionRange,
   type RangeRequest,
   rangesOf,
-  saveBounds,
   startGroupAt,
 } from './bounds.js';
+import { follow, type ReplayProgress, type RunningPart, startsOf } from './follow.js';
+import { saveNotedBounds } from './kept-request.js';
 import { ensureReplayTopics, replayAppId, replaySpecs, replayTopic } from './topics.js';
 
-export type ReplayStage = 'dedupe-router' | 'tables' | 'all';
+export type { ReplayProgress } from './follow.js';
 
-export interface ReplayProgress {
-  stage: 'dedupe-router' | 'tables';
-  /** Source offsets passed by this run so far, and in all (for this run). */
-  done: bigint;
-  total: bigint;
-  elapsedMs: number;
-}
+export type ReplayStage = 'dedupe-router' | 'tables' | 'all';
 
 export interface ReplayOptions {
   config: Config;
@@ -76,45 +74,22 @@ export class ReplayConflictError extends Error {
   override name = 'ReplayConflictError';
 }
 
-interface RunningPart {
-  stage: 'dedupe-router' | 'tables';
-  appId: string;
-  app: StreamApp;
-  counter: CommittedCounter;
-  ranges: Map<string, PartitionRange[]>;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Committed offsets of a group on a topic, by partition (absent: none). */
-function committed(admin: TopicAdmin, groupId: string, topic: string): Promise<Map<number, bigint>> {
-  return admin.committedOffsets(groupId, topic);
-}
-
-/** Offsets passed so far and in all, over every range of a part. */
-async function progressOf(admin: TopicAdmin, part: RunningPart): Promise<{ done: bigint; total: bigint }> {
-  let done = 0n;
-  let total = 0n;
-  for (const [topic, ranges] of part.ranges) {
-    const at = await committed(admin, part.appId, topic);
-    for (const r of ranges) {
-      total += r.end - r.start;
-      const position = at.get(r.partition) ?? r.start;
-      done += (position > r.end ? r.end : position) - r.start;
-    }
-  }
-  return { done, total };
-}
-
 /**
  * Bounds for a source topic: those kept from an earlier run of this replay, or resolved now and kept.
  * Returns the ranges from this run's starting position to the end bound.
  */
 async function boundsFor(
   admin: TopicAdmin,
-  options: { boundsGroup: string; appId: string; topic: string; request: RangeRequest },
+  options: {
+    settings: KafkaSettings;
+    boundsGroup: string;
+    appId: string;
+    topic: string;
+    request: RangeRequest;
+    triggers?: readonly string[] | undefined;
+  },
 ): Promise<{ ranges: PartitionRange[]; resumed: boolean }> {
-  const { boundsGroup, appId, topic, request } = options;
+  const { settings, boundsGroup, appId, topic, request, triggers } = options;
   const stored = await loadBounds(admin, boundsGroup, topic);
   let ends: Map<number, bigint>;
   let starts: PartitionRange[];
@@ -128,8 +103,9 @@ async function boundsFor(
   } else {
     starts = await rangesOf(admin, topic, request);
     ends = new Map(starts.map((r) => [r.partition, r.end]));
-    // The bounds first: a run interrupted right after this resumes with them.
-    await saveBounds(admin, boundsGroup, topic, starts);
+    // The bounds first: a run interrupted right after this resumes with them. Their notes keep the
+    // starts and the trigger filter for `replay diff`.
+    await saveNotedBounds(settings, boundsGroup, topic, starts, triggers);
   }
   const positions = await startGroupAt(admin, appId, topic, starts);
   const ranges = [...ends].map(([partition, end]) => {
@@ -148,12 +124,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
   const log = logger.child({ component: 'replay', replay: id });
   if (stage === 'tables' && (hasBounds(request) || triggers !== undefined))
     throw new BoundsError('--stage tables replays the live entity streams whole: no --from/--to/--trigger');
-  const settings: KafkaSettings = {
-    brokers: config.KAFKA_BROKERS,
-    clientId: `hookledger-replay-${id}`,
-    logger: log,
-  };
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-replay' });
+  const settings: KafkaSettings = kafkaSettings(config, `hookledger-replay-${id}`, log);
+  const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-replay' });
   const boundsGroup = `${replayAppId(prefix, id, 'bounds')}`;
   const routerApp = replayAppId(prefix, id, 'dedupe-router');
   // The tables of a whole replay read the replay's streams; `--stage tables` reads the live ones.
@@ -191,10 +163,12 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
 
       if (withRouter) {
         const { ranges, resumed: again } = await boundsFor(admin, {
+          settings,
           boundsGroup,
           appId: routerApp,
           topic: names.raw,
           request,
+          triggers,
         });
         resumed ||= again;
         const counter = new CommittedCounter();
@@ -205,6 +179,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
           schemaIds,
           serde,
           windowMs: config.DEDUPE_WINDOW,
+          routeSettings: routeSettingsOf(config),
         });
         const end = new Map(ranges.map((r) => [r.partition, r.end]));
         const accept =
@@ -233,27 +208,52 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
         const ranges = new Map<string, PartitionRange[]>();
         if (stage === 'tables') {
           for (const topic of sources) {
-            const found = await boundsFor(admin, { boundsGroup, appId: tablesApp, topic, request: {} });
+            const found = await boundsFor(admin, {
+              settings,
+              boundsGroup,
+              appId: tablesApp,
+              topic,
+              request: {},
+            });
             resumed ||= found.resumed;
             ranges.set(topic, found.ranges);
           }
         }
+        // Taken before the stage starts, so its progress counts every record this run reads.
+        const growing =
+          stage === 'all' ? { starts: await startsOf(admin, tablesApp, sources), final: false } : undefined;
         const tables = await tablesTopologyFor(serde, config, id, stage, schemaIds);
         const counter = new CommittedCounter();
         const app = await startPart(config, log, tablesApp, {
           ...fetch,
           topology: tables,
-          endOf: (topic, partition) => ranges.get(topic)?.find((r) => r.partition === partition)?.end,
+          // The replay's own streams end where its router stops, so they are read whole; the ranges a
+          // whole replay's tables show progress with grow meanwhile and are no bound.
+          endOf: (topic, partition) =>
+            growing === undefined
+              ? ranges.get(topic)?.find((r) => r.partition === partition)?.end
+              : undefined,
           counter,
         });
-        parts.push({ stage: 'tables', appId: tablesApp, app, counter, ranges });
+        parts.push({
+          stage: 'tables',
+          appId: tablesApp,
+          app,
+          counter,
+          ranges,
+          ...(growing === undefined ? {} : { growing }),
+        });
       }
 
-      completed = await follow(admin, { parts, stage, prefix, id, started, pollMs, onProgress, signal, log });
+      completed = await follow(admin, { parts, started, pollMs, onProgress, signal, log });
     });
   } finally {
     for (const part of parts) await part.app.close();
   }
+  // Once more with the stages closed: every batch they committed is counted now, as in the summary.
+  for (const { stage: s, last, counter } of parts)
+    if (last !== undefined)
+      onProgress?.({ stage: s, ...last, read: counter.total.read, elapsedMs: Date.now() - started });
   return {
     id,
     completed,
@@ -305,7 +305,7 @@ async function startPart<V>(
   },
 ): Promise<StreamApp> {
   return startStreamApp({
-    kafka: { brokers: config.KAFKA_BROKERS, clientId: appId, logger },
+    kafka: kafkaSettings(config, appId, logger),
     topology: boundedTopology(bounded),
     appId,
     instanceId: config.HOOKLEDGER_INSTANCE_ID,
@@ -317,73 +317,4 @@ async function startPart<V>(
       ? {}
       : { maxBytesPerPartition: bounded.maxBytesPerPartition }),
   });
-}
-
-/** Watches committed offsets until every part reached its bounds; false when interrupted. */
-async function follow(
-  admin: TopicAdmin,
-  context: {
-    parts: RunningPart[];
-    stage: ReplayStage;
-    prefix: string;
-    id: string;
-    started: number;
-    pollMs: number;
-    onProgress: ((progress: ReplayProgress) => void) | undefined;
-    signal: AbortSignal | undefined;
-    log: Logger;
-  },
-): Promise<boolean> {
-  const { parts, stage, prefix, id, started, pollMs, onProgress, signal, log } = context;
-  const names = topicNames(prefix);
-  const aborted = new Promise<void>((resolve) => {
-    if (signal?.aborted) resolve();
-    signal?.addEventListener('abort', () => resolve(), { once: true });
-  });
-  const stopped = Promise.race(parts.map((p) => p.app.stopped.then(() => p.stage)));
-  let routerDone = !parts.some((p) => p.stage === 'dedupe-router');
-  for (;;) {
-    for (const part of parts) {
-      if (part.stage === 'tables' && stage === 'all') {
-        // The replay's streams are complete once the router is: then their end is the tables' bound.
-        if (!routerDone) continue;
-        if (part.ranges.size === 0) {
-          for (const s of TABLE_STREAMS) {
-            const topic = replayTopic(names.entity(s), id);
-            const highs = await admin.watermarks(topic);
-            const at = await committed(admin, part.appId, topic);
-            part.ranges.set(
-              topic,
-              highs.map((h) => ({
-                partition: h.partition,
-                start: at.get(h.partition) ?? BigInt(h.low),
-                end: BigInt(h.high),
-              })),
-            );
-          }
-        }
-      }
-      const { done, total } = await progressOf(admin, part);
-      onProgress?.({ stage: part.stage, done, total, elapsedMs: Date.now() - started });
-      if (part.stage === 'dedupe-router' && !routerDone && done >= total) {
-        routerDone = true;
-        log.info('dedupe-router reached its bounds');
-      }
-    }
-    const finished = await Promise.all(
-      parts.map(async (p) => {
-        if (p.stage === 'tables' && stage === 'all' && !routerDone) return false;
-        const { done, total } = await progressOf(admin, p);
-        return done >= total;
-      }),
-    );
-    if (finished.every(Boolean)) return true;
-    const outcome = await Promise.race([
-      sleep(pollMs).then(() => 'poll' as const),
-      aborted.then(() => 'aborted' as const),
-      stopped.then((s) => s),
-    ]);
-    if (outcome === 'aborted') return false;
-    if (outcome !== 'poll') throw new Error(`the replay's ${outcome} stage stopped (its consumer crashed)`);
-  }
 }

@@ -15,6 +15,14 @@ describe('replay progress', () => {
     expect(progressBar({ ...sample, total: 0n, done: 0n }, 4)).toContain('100.0%');
   });
 
+  it('shows the records a stage read beside the offsets it passed', () => {
+    const tables = { label: 'tables', done: 350n, total: 350n, read: 287, elapsedMs: 1_000 };
+    expect(progressBar(tables, 4)).toBe('tables [####] 100.0% 350/350 · 287 read · 350/s · ETA 0:00');
+    expect(progressLine('r1', tables)).toBe(
+      'replay r1: tables 100.0% (350 of 350 offsets, 287 records read), 350 offsets/s, ETA 0:00',
+    );
+  });
+
   it('writes log lines at most every interval when not on a terminal', () => {
     const lines: string[] = [];
     let now = 0;

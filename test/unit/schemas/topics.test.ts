@@ -67,6 +67,20 @@ describe('the topic catalog', () => {
     }
   });
 
+  it('keeps the quarantine a short, fixed time, and the promotion marks longer than what they mark', () => {
+    expect(byName.get(names.quarantine)!.configs).toMatchObject({
+      'cleanup.policy': 'delete',
+      'retention.ms': String(week),
+      'max.message.bytes': { atLeast: 1_048_576 + ENVELOPE_OVERHEAD_BYTES },
+    });
+    const short = new Map(
+      topicCatalog({ ...options, quarantineRetentionMs: 3_600_000 }).map((t) => [t.name, t]),
+    );
+    expect(short.get(names.quarantine)!.configs['retention.ms']).toBe('3600000');
+    const marks = short.get(names.quarantinePromotions)!.configs['retention.ms'] as { atLeast: number };
+    expect(marks.atLeast).toBeGreaterThan(3_600_000);
+  });
+
   it('gives every topic the same partition count, so the changelog and the tables match their inputs', () => {
     expect(new Set(catalog.map((t) => t.partitions))).toEqual(new Set([12]));
   });
@@ -84,6 +98,7 @@ describe('the topic catalog', () => {
     expect(catalog.filter((t) => t.valueSchema === undefined).map((t) => t.name)).toEqual([
       names.dedupeChangelog,
       ...TABLE_STREAMS.map((stream) => names.mergeChangelog(stream)),
+      names.quarantinePromotions,
     ]);
   });
 

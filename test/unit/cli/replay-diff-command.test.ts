@@ -1,0 +1,34 @@
+// `hookledger replay diff` as a user runs it: its own --help, and one line for a call without a replay.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 30_000 });
+
+describe('hookledger replay diff', { timeout: 60_000 }, () => {
+  it('answers --help with its own usage, and replay --help names it', () => {
+    const diff = run('replay', 'diff', '--help');
+    expect(diff.status, diff.stderr).toBe(0);
+    expect(diff.stdout).toMatch(/^usage: hookledger replay diff --id <id> \[--json\]/);
+    const replay = run('replay', '--help');
+    expect(replay.status).toBe(0);
+    expect(replay.stdout).toMatch(/^usage: hookledger replay \[options\]/);
+    expect(replay.stdout).toContain('hookledger replay diff --id <id>');
+  });
+
+  it('refuses a call without --id with one line and exit code 2', () => {
+    const result = run('replay', 'diff');
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      'hookledger: replay diff: --id <id> is required (the replay to compare)',
+    );
+  });
+
+  it('refuses an unknown option with one line', () => {
+    const result = run('replay', 'diff', '--id', 'r1', '--colour');
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});

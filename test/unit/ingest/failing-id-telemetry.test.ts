@@ -1,0 +1,175 @@
+// The failing-id list through the ingest app: which answers put an id on it and take it off, what
+// /metrics shows, and the log lines an operator gets (fastify.inject, a fake Kafka, a moved clock).
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../../ingest/app.js';
+import { createIngestMetrics } from '../../../ingest/metrics.js';
+import { RawProducer } from '../../../ingest/producer/raw-producer.js';
+import { parseSources } from '../../../ingest/sources.js';
+import { digestKey } from '../../../ingest/webhooks/extract.js';
+import { FailingIds } from '../../../ingest/webhooks/failing-ids.js';
+import { signBody } from '../../../ingest/webhooks/signature.js';
+import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
+
+const KEY = 'unit-key-failing-ids';
+const SOURCES = JSON.stringify({ energy: { keys: { k1: KEY } }, sandbox: { signature: 'none' } });
+const HOUR = 3_600_000;
+const T0 = Date.parse('2026-11-23T08:00:00Z');
+const body = (id: string) =>
+  `{"webhook":{"id":"${id}","trigger":"UserAdded","date":"2026-11-23T07:59:00Z"},"data":{}}`;
+
+interface Harness {
+  app: FastifyInstance;
+  kafka: FakeKafka;
+  producer: RawProducer;
+  failingIds: FailingIds;
+  advance(ms: number): void;
+  logs(): string;
+}
+
+const open: Harness[] = [];
+
+async function harness(): Promise<Harness> {
+  const { logger, text } = capturingLogger();
+  const kafka = new FakeKafka();
+  let now = T0;
+  const failingIds = new FailingIds({ now: () => now, maxIds: 3 });
+  const producer = new RawProducer({
+    connect: kafka.connect,
+    logger,
+    lingerMs: 1,
+    maxBatchRecords: 100,
+    maxBatchBytes: 1_000_000,
+    maxPendingBytes: 10_000_000,
+    deadlineMs: 2_000,
+    reconnectInitialMs: 5,
+    reconnectMaxMs: 20,
+  });
+  producer.start();
+  await until(() => producer.ready);
+  const app = await buildApp({
+    sources: parseSources(SOURCES),
+    store: producer,
+    encoder: new MemoryEncoder(),
+    logger,
+    metrics: createIngestMetrics({ defaultMetrics: false }),
+    failingIds,
+  });
+  const h = { app, kafka, producer, failingIds, advance: (ms: number) => (now += ms), logs: text };
+  open.push(h);
+  return h;
+}
+
+afterEach(async () => {
+  for (const h of open.splice(0)) {
+    await h.app.close();
+    await h.producer.close();
+  }
+});
+
+function post(h: Harness, payload: string, signature: string = signBody(payload, KEY), source = 'energy') {
+  return h.app.inject({
+    method: 'POST',
+    url: `/webhooks/${source}`,
+    payload,
+    headers: { 'content-type': 'application/json', 'x-signature': signature },
+  });
+}
+
+/** One sample's value from /metrics, or undefined when the series is absent. */
+async function sample(h: Harness, series: string): Promise<number | undefined> {
+  const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+const FAILING = 'hookledger_ingest_failing_webhooks{source="energy"}';
+const OLDEST = 'hookledger_ingest_failing_webhook_oldest_seconds{source="energy"}';
+const attemptsCount = (outcome: string) =>
+  `hookledger_ingest_failing_webhook_attempts_count{source="energy",outcome="${outcome}"}`;
+
+describe('failing webhook ids in ingest', () => {
+  it('shows every configured source at 0 while nothing fails', async () => {
+    const h = await harness();
+    expect(await sample(h, FAILING)).toBe(0);
+    expect(await sample(h, 'hookledger_ingest_failing_webhooks{source="sandbox"}')).toBe(0);
+    expect(await sample(h, OLDEST)).toBe(0);
+  });
+
+  it('keeps a refused id (by its webhook.id) until a retry of it is stored, then forgets it', async () => {
+    const h = await harness();
+    expect((await post(h, body('wh_1'), 'sha1=0000')).statusCode).toBe(401);
+    h.advance(30 * 60_000);
+    h.kafka.behaviour = 'fail';
+    expect((await post(h, body('wh_1'))).statusCode).toBe(503);
+    expect(h.failingIds.get('energy', 'wh_1')).toMatchObject({
+      attempts: 2,
+      lastStatus: 503,
+      firstFailedAt: T0,
+    });
+    expect(await sample(h, FAILING)).toBe(1);
+    expect(await sample(h, OLDEST)).toBe(1800);
+
+    await until(() => h.kafka.connects === 2 && h.producer.ready);
+    h.kafka.behaviour = 'ack';
+    expect((await post(h, body('wh_1'))).statusCode).toBe(200);
+    expect(h.failingIds.get('energy', 'wh_1')).toBeUndefined();
+    expect(await sample(h, FAILING)).toBe(0);
+    expect(await sample(h, attemptsCount('stored'))).toBe(1);
+    expect(
+      await sample(h, `hookledger_ingest_failing_webhook_attempts_sum{source="energy",outcome="stored"}`),
+    ).toBe(2);
+    expect(h.logs()).toContain('stored after failing');
+  });
+
+  it('keys a body without a readable webhook.id by its sha1, as ingest stores it', async () => {
+    const h = await harness();
+    const unreadable = '{"webhook": not json';
+    expect((await post(h, unreadable, 'sha1=0000')).statusCode).toBe(401);
+    expect(h.failingIds.get('energy', digestKey(Buffer.from(unreadable)))).toMatchObject({ attempts: 1 });
+  });
+
+  it('does not track a request that names no source or whose body was never read', async () => {
+    const h = await harness();
+    expect((await post(h, body('wh_nowhere'), undefined, 'nope')).statusCode).toBe(404);
+    expect(h.failingIds.size).toBe(0);
+  });
+
+  it('logs an id failing for over an hour once, then not on every retry', async () => {
+    const h = await harness();
+    for (let minute = 0; minute <= 120; minute += 20) {
+      await post(h, body('wh_slow'), 'sha1=0000');
+      h.advance(20 * 60_000);
+    }
+    const lines = h
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('webhook still failing'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      source: 'energy',
+      webhookId: 'wh_slow',
+      lastStatus: 401,
+      attempts: 4,
+    });
+  });
+
+  it('forgets an id the platform gave up on after 72 hours, counts and logs it', async () => {
+    const h = await harness();
+    await post(h, body('wh_lost'), 'sha1=0000');
+    h.advance(71 * HOUR);
+    expect(await sample(h, OLDEST)).toBe(71 * 3600);
+    h.advance(HOUR);
+    expect(await sample(h, FAILING)).toBe(0);
+    expect(await sample(h, attemptsCount('given-up'))).toBe(1);
+    expect(h.logs()).toContain('the platform has given up on this webhook');
+  });
+
+  it('holds a bounded number of ids and counts the evicted', async () => {
+    const h = await harness();
+    for (const id of ['a', 'b', 'c', 'd', 'e']) await post(h, body(id), 'sha1=0000');
+    expect(h.failingIds.size).toBe(3);
+    expect(await sample(h, FAILING)).toBe(3);
+    expect(await sample(h, attemptsCount('evicted'))).toBe(2);
+  });
+});
