@@ -4,8 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError, loadConfig } from '../runtime/config.js';
 import { withAdmin } from '../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../runtime/kafka/rdkafka.js';
+import { assertBrokersReachable } from '../runtime/kafka/reachable.js';
+import { kafkaSettings } from '../runtime/kafka/settings.js';
 import { createLogger, type Logger } from '../runtime/log.js';
+import { assertPortFree, checkAll, type ListenTarget, listenFailure } from '../runtime/startup-error.js';
 import { RAW_ENVELOPE_SCHEMA } from '../schemas/raw-envelope.js';
+import { registryAccess } from '../schemas/registry-access.js';
+import { assertRegistryReachable } from '../schemas/registry-reachable.js';
 import { loadSchema } from '../schemas/schema-files.js';
 import { createSerde } from '../schemas/serde.js';
 import { assertRawTopicFitsBodyLimit } from '../schemas/topic-checks.js';
@@ -16,10 +21,12 @@ import {
   valueSubject,
 } from '../schemas/topics.js';
 import { buildApp } from './app.js';
-import { createIngestMetrics } from './metrics.js';
+import { createIngestMetrics, type IngestMetrics } from './metrics.js';
 import { RegistryEncoder } from './producer/encoder.js';
 import { kafkaProbe, kafkaProducerConnector } from './producer/kafka-producer.js';
+import { quarantineTopicExists, startQuarantine } from './producer/quarantine-producer.js';
 import { RawProducer } from './producer/raw-producer.js';
+import { startRequestSummary } from './request-summary.js';
 import { insecureSources, loadSources, type Sources } from './sources.js';
 
 export interface IngestSettings {
@@ -36,6 +43,8 @@ export interface RunningIngest {
   url: string;
   producer: RawProducer;
   encoder: RegistryEncoder;
+  /** Its counters, for a status line (`hookledger start`). */
+  metrics: IngestMetrics;
   /** HTTP first (no new requests, in-flight ones answered), then the queue flushed, then disconnect. */
   close(): Promise<void>;
 }
@@ -72,7 +81,20 @@ export async function startIngest({
   }
   const rawTopic = topicNames(config.TOPIC_PREFIX).raw;
   const deadlineMs = config.INGEST_DEADLINE_MS;
-  const settings: KafkaSettings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-ingest', logger };
+  const settings: KafkaSettings = kafkaSettings(config, 'hookledger-ingest', logger);
+  const listenAt: ListenTarget = {
+    host: config.INGEST_HOST,
+    port: config.INGEST_PORT,
+    hostVariable: 'INGEST_HOST',
+    portVariable: 'INGEST_PORT',
+  };
+  // A port in use is said before any client starts; listen() below still says it if taken meanwhile.
+  await assertPortFree(listenAt);
+  // Out of reach: one line now, rather than a service that retries in the background and never gets ready.
+  await checkAll([
+    assertBrokersReachable(config.KAFKA_BROKERS),
+    assertRegistryReachable(registryAccess(config)),
+  ]);
 
   // A body under the limit must fit in a record (promise 2): refuse to start otherwise.
   if (!skipTopicCheck) {
@@ -82,8 +104,9 @@ export async function startIngest({
   }
 
   const metrics = createIngestMetrics();
+  const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-ingest' });
   const encoder = new RegistryEncoder({
-    serde: createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-ingest' }),
+    serde,
     subject: valueSubject(rawTopic),
     schema: loadSchema(RAW_ENVELOPE_SCHEMA),
     logger,
@@ -112,35 +135,54 @@ export async function startIngest({
   });
   metrics.watch({ pendingBytes: () => producer.pendingBytes, ready: () => producer.ready });
   producer.start();
+  // Requests a signed source refuses are kept (within a bound) on a path of their own.
+  const signed = [...sources.values()].some((source) => source.signature === 'required');
+  const quarantine =
+    config.INGEST_QUARANTINE &&
+    signed &&
+    (skipTopicCheck || (await quarantineTopicExists({ config, settings, logger })))
+      ? startQuarantine({ config, settings, serde, metrics, logger })
+      : undefined;
+  const summary = startRequestSummary({ requests: metrics.requests, logger });
 
-  const app = await buildApp({
-    sources,
-    store: producer,
-    encoder,
-    logger,
-    metrics,
-    bodyLimit: config.INGEST_BODY_LIMIT,
-    deadlineMs,
-    ...(https ? { https } : {}),
-  });
-  const address = await app.listen({ host: config.INGEST_HOST, port: config.INGEST_PORT });
-  logger.info(
-    { address, rawTopic, sources: [...sources.keys()], bodyLimit: config.INGEST_BODY_LIMIT, deadlineMs },
-    'ingest listening',
-  );
-
+  let app: FastifyInstance | undefined;
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      await app.close();
+      await app?.close();
       await producer.close();
+      await quarantine?.close();
       encoder.stop();
       await probe.close();
+      await summary.stop();
       logger.info('ingest stopped');
     })();
     return closing;
   };
-  return { app, url: address, producer, encoder, close };
+
+  try {
+    app = await buildApp({
+      sources,
+      store: producer,
+      encoder,
+      logger,
+      metrics,
+      bodyLimit: config.INGEST_BODY_LIMIT,
+      deadlineMs,
+      ...(https ? { https } : {}),
+      ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
+    });
+    const address = await app.listen({ host: config.INGEST_HOST, port: config.INGEST_PORT });
+    logger.info(
+      { address, rawTopic, sources: [...sources.keys()], bodyLimit: config.INGEST_BODY_LIMIT, deadlineMs },
+      'ingest listening',
+    );
+    return { app, url: address, producer, encoder, metrics, close };
+  } catch (error) {
+    // Nothing of a failed start may stay: the producer's reconnect loop alone keeps a process running.
+    await close();
+    throw listenFailure(error, listenAt);
+  }
 }
 
 /** The `hookledger ingest` process: runs until SIGTERM or SIGINT, then closes gracefully. */

@@ -2,9 +2,13 @@
 // /healthz, /readyz and /metrics server: what `hookledger process` and `hookledger start` run.
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../runtime/config.js';
+import { assertBrokersReachable } from '../runtime/kafka/reachable.js';
 import type { Logger } from '../runtime/log.js';
-import { type OpsServer, startOpsServer } from '../runtime/streams/ops-server.js';
+import { checkAll, listenFailure } from '../runtime/startup-error.js';
+import { type OpsServer, type Readiness, startOpsServer } from '../runtime/streams/ops-server.js';
 import type { RunningStage, StageSettings } from '../runtime/streams/stage.js';
+import { registryAccess } from '../schemas/registry-access.js';
+import { assertRegistryReachable } from '../schemas/registry-reachable.js';
 import { startDedupeRouter } from './dedupe-router/main.js';
 import { startTables } from './tables/main.js';
 
@@ -27,6 +31,8 @@ export interface ProcessorSettings {
 export interface RunningProcessors {
   ops: OpsServer;
   stages: RunningStage[];
+  /** Every stage's series (what /metrics serves), for a status line (`hookledger start`). */
+  registry: Registry;
   /** Resolves with a stage's name when it stops by itself (a fatal error): the process should end. */
   stopped: Promise<string>;
   /** Ops server first (unready), then the stages in reverse order of start. */
@@ -39,9 +45,29 @@ export async function startProcessors({
   stages: names = Object.keys(STAGES),
   concurrency = 1,
 }: ProcessorSettings): Promise<RunningProcessors> {
+  // Out of reach: one line now, rather than stages that retry in the background and never get ready.
+  await checkAll([
+    assertBrokersReachable(config.KAFKA_BROKERS),
+    assertRegistryReachable(registryAccess(config)),
+  ]);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'hookledger_process_' });
   const stages: RunningStage[] = [];
+  // Listening first: a port in use stops the start before any stage joins its group. Until every
+  // stage runs, /readyz says which is still starting.
+  const ops = await startOpsServer({
+    host: config.PROCESSOR_HOST,
+    port: config.PROCESSOR_PORT,
+    registry,
+    checks: Object.fromEntries(names.map((name) => [name, () => readinessOf(stages, name)])),
+  }).catch((error: unknown) => {
+    throw listenFailure(error, {
+      host: config.PROCESSOR_HOST,
+      port: config.PROCESSOR_PORT,
+      hostVariable: 'PROCESSOR_HOST',
+      portVariable: 'PROCESSOR_PORT',
+    });
+  });
   const closeStages = async () => {
     for (const stage of [...stages].reverse()) await stage.close();
   };
@@ -53,23 +79,24 @@ export async function startProcessors({
     }
   } catch (error) {
     await closeStages();
+    await ops.close();
     throw error;
   }
-  const ops = await startOpsServer({
-    host: config.PROCESSOR_HOST,
-    port: config.PROCESSOR_PORT,
-    registry,
-    // Each stage's readiness names what keeps it unready (a partition and its last restore error).
-    checks: Object.fromEntries(stages.map((s) => [s.name, () => s.app.readiness()])),
-  });
   logger.info({ url: ops.url, stages: names }, 'processors running');
   return {
     ops,
     stages,
+    registry,
     stopped: Promise.race(stages.map((stage) => stage.app.stopped.then(() => stage.name))),
     async close() {
       await ops.close();
       await closeStages();
     },
   };
+}
+
+/** A stage's readiness (which partition keeps it unready, and why), or that it is still starting. */
+function readinessOf(stages: readonly RunningStage[], name: string): Readiness {
+  const stage = stages.find((s) => s.name === name);
+  return stage ? stage.app.readiness() : { ready: false, reasons: ['starting'] };
 }

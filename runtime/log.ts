@@ -1,5 +1,5 @@
 // The one logger factory: pino, JSON lines, secrets redacted wherever they appear.
-import { type Logger, type LoggerOptions, pino } from 'pino';
+import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 
 export type { Logger };
 
@@ -16,11 +16,18 @@ const REDACTED = [
   '*.body',
 ];
 
-export function createLogger(options: { level?: string; name?: string } = {}): Logger {
+export function createLogger(
+  options: {
+    level?: string;
+    name?: string;
+    /** Where the lines go (default stdout): `hookledger start` writes them to a file. */
+    destination?: DestinationStream;
+  } = {},
+): Logger {
   const config: LoggerOptions = {
     level: options.level ?? 'info',
     redact: { paths: REDACTED, censor: '[redacted]' },
     base: { name: options.name ?? 'hookledger' },
   };
-  return pino(config);
+  return options.destination ? pino(config, options.destination) : pino(config);
 }

@@ -13,6 +13,9 @@ import type { RawStore } from '../producer/port.js';
 import type { Source, Sources } from '../sources.js';
 import { buildEnvelope } from './envelope.js';
 import { extract } from './extract.js';
+import { watchFailingIds } from './failing-id-telemetry.js';
+import { FailingIds } from './failing-ids.js';
+import type { Quarantine } from './quarantine.js';
 import { verifySignature } from './signature.js';
 
 export interface WebhooksOptions {
@@ -21,6 +24,10 @@ export interface WebhooksOptions {
   encoder: EnvelopeEncoder;
   metrics: IngestMetrics;
   bodyLimit: number;
+  /** Keeps what a signed source refuses (webhooks.quarantine); absent: INGEST_QUARANTINE=false. */
+  quarantine?: Quarantine | undefined;
+  /** The ids answered with anything but 200 (a list of its own by default; tests pass one with a clock). */
+  failingIds?: FailingIds;
 }
 
 /** What this route learns about a request before its handler runs. */
@@ -64,6 +71,11 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
   );
 
   app.decorateRequest('delivery', null);
+  watchFailingIds(app, {
+    failingIds: options.failingIds ?? new FailingIds(),
+    registry: metrics.registry,
+    sources: sources.keys(),
+  });
 
   // Before the body is read: an unknown source is refused without reading it.
   app.addHook('onRequest', async (request: FastifyRequest<{ Params: { source: string } }>) => {
@@ -82,6 +94,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
     const status = String(reply.statusCode);
     metrics.requests.inc({ source, status });
     metrics.requestSeconds.observe({ source, status }, reply.elapsedTime / 1000);
+    // One line per request at debug only: at info, main.ts logs a summary per interval (request-summary.ts).
     // The source goes in each line rather than a child logger: pino children cost too much per request.
     const line = {
       source,
@@ -89,8 +102,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
       webhookId: request.delivery?.webhookId,
       ms: reply.elapsedTime,
     };
-    if (reply.statusCode === 200) request.log.info(line, 'stored');
-    else request.log.warn(line, 'refused');
+    request.log.debug(line, reply.statusCode === 200 ? 'stored' : 'refused');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => answerError(error, request, reply, bodyLimit));
@@ -105,6 +117,15 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
       const check = verifySignature(body, request.headers['x-signature'], source.keys);
       if (!check.ok) {
         metrics.signatureFailures.inc({ source: source.name, reason: check.reason });
+        options.quarantine?.hold({
+          source,
+          body,
+          headers: request.raw.headers,
+          url: request.url,
+          receivedAt: delivery.receivedAt,
+          ingestId: request.id,
+          reason: check.reason,
+        });
         throw new INGEST_ERR_SIGNATURE(check.reason);
       }
       verifiedKeyId = check.keyId;
@@ -141,10 +162,9 @@ function answerError(error: FastifyError, request: FastifyRequest, reply: Fastif
   if (status === 503) {
     reply.header('retry-after', String(RETRY_AFTER_SECONDS));
     if (known.cause !== undefined) {
-      request.log.warn(
-        { source: request.delivery?.source?.name, code: known.code, err: known.cause },
-        'not stored',
-      );
+      // Kafka or the registry away: retriable, and the producer logs why once; per request, debug only.
+      const reason = known.cause instanceof Error ? known.cause.message : String(known.cause);
+      request.log.debug({ source: request.delivery?.source?.name, code: known.code, reason }, 'not stored');
     }
   }
   if (status >= 500 && status !== 503) {

@@ -3,8 +3,10 @@
 import type { InputRecord, Processor, ProcessorContext } from '../../runtime/streams/processor.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { DEDUPE_STORE, type DedupeStore } from './dedupe-store.js';
+import { parseInstant } from './instant.js';
 import { type RawInput, UNDECODABLE_REASON, undecodableDeadLetter } from './poison.js';
-import { type RouteDecision, route } from './route.js';
+import { RetryCounts } from './retry-counts.js';
+import { type RouteDecision, type RouteSettings, route } from './route.js';
 
 /**
  * Marks a record `hookledger redrive` appended again after a fix. Its value names the redrive run:
@@ -23,9 +25,17 @@ export const EXPIRY_INTERVAL_MS = 60_000;
 export class DedupeProcessor implements Processor<RawInput> {
   #context!: ProcessorContext;
   #store!: DedupeStore;
+  readonly #retries = new RetryCounts();
 
-  /** `decide` is route() except in tests that emulate a router before a fix (redrive). */
-  constructor(private readonly decide: (envelope: RawEnvelope) => RouteDecision = route) {}
+  /**
+   * `decide` is route() with the same settings except in tests that emulate a router before a fix
+   * (redrive); the settings also read `webhook.date` for the delivery-delay metric.
+   */
+  constructor(
+    private readonly settings: RouteSettings = {},
+    private readonly decide: (envelope: RawEnvelope) => RouteDecision = (envelope) =>
+      route(envelope, settings),
+  ) {}
 
   init(context: ProcessorContext): void {
     this.#context = context;
@@ -56,6 +66,8 @@ export class DedupeProcessor implements Processor<RawInput> {
     // A redrive of an id that was dead-lettered is processed once per redrive run; anything else
     // seen is a duplicate (the changelog's decision is what tells the two apart).
     const run = record.headers[REDRIVE_HEADER];
+    // A redrive is the operator's, not the platform's: it says nothing about retries or lateness.
+    if (run === undefined) this.#observeDelivery(envelope, id, seen !== undefined);
     const redriveKey = run === undefined ? undefined : redriveId(id, run);
     const redrive =
       seen !== undefined &&
@@ -83,5 +95,26 @@ export class DedupeProcessor implements Processor<RawInput> {
       reason: decision.reason ?? '',
       ...(redrive ? { redrive: 'true' } : {}),
     });
+  }
+
+  /** How often the platform retries (duplicates of this id so far) and how late it delivers (receivedAt − webhook.date). */
+  #observeDelivery(envelope: RawEnvelope, id: string, duplicate: boolean): void {
+    const labels = { source: envelope.source, trigger: envelope.trigger ?? '' };
+    this.#context.instrument(
+      'processor.dedupe.delivery',
+      labels,
+      duplicate ? this.#retries.duplicate(id) : 0,
+    );
+    const date =
+      envelope.webhookDate === null
+        ? undefined
+        : parseInstant(envelope.webhookDate, this.settings.webhookDateOffsetMinutes);
+    // A date ahead of receivedAt is the two clocks disagreeing: it counts as on time, not as negative.
+    if (date !== undefined)
+      this.#context.instrument(
+        'processor.dedupe.delay',
+        labels,
+        Math.max(0, envelope.receivedAt - date) / 1000,
+      );
   }
 }

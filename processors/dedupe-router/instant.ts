@@ -1,19 +1,23 @@
 // Parses ISO 8601 / RFC 3339 date-times into epoch milliseconds, strictly: ordering decisions
 // (routing, table merges) must not depend on the machine's time zone or on Date.parse's leniency.
 
-// A zone is required: a local time would be read in the processor's own time zone, and a replay on
-// another machine could then order events differently.
+// A zone is required unless the caller names one: a local time would otherwise be read in the
+// processor's own time zone, and a replay on another machine could then order events differently.
 const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$/;
 
 /**
  * The instant a date-time names, in epoch milliseconds (fractions below a millisecond are
- * truncated), or undefined when the text is not a complete date-time with a zone.
+ * truncated), or undefined when the text is not a complete date-time with a zone. A date-time
+ * without a zone is read at `zonelessOffsetMinutes` east of UTC when given (WEBHOOK_DATE_ZONE), and
+ * refused when not.
  */
-export function parseInstant(text: string): number | undefined {
+export function parseInstant(text: string, zonelessOffsetMinutes?: number): number | undefined {
   const m = DATE_TIME.exec(text);
   if (m === null) return undefined;
   const [, y, mo, d, h, mi, s = '0', frac = '', z, sign, zh = '0', zm = '0'] = m;
+  const zoneless = z === undefined && sign === undefined;
+  if (zoneless && zonelessOffsetMinutes === undefined) return undefined;
   const year = Number(y);
   const month = Number(mo);
   const day = Number(d);
@@ -26,7 +30,11 @@ export function parseInstant(text: string): number | undefined {
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   if (hour > 23 || minute > 59 || second > 60 || offsetHours > 23 || offsetMinutes > 59) return undefined;
   const millis = second === 60 ? 999 : Number(frac.slice(0, 3).padEnd(3, '0'));
-  const offset = z !== undefined ? 0 : (sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  const offset = zoneless
+    ? zonelessOffsetMinutes! * 60_000
+    : z !== undefined
+      ? 0
+      : (sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
   const date = new Date(0);
   // setUTCFullYear keeps years 0–99 as they are (Date.UTC would map them to 19xx).
   date.setUTCFullYear(year, month - 1, day);

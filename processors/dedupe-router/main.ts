@@ -1,15 +1,22 @@
 // Starts the dedupe-router stage: schema ids looked up once, then the topology on its consumer group.
 
-import type { Config } from '../../runtime/config.js';
+import { type Config, ConfigError } from '../../runtime/config.js';
+import { withAdmin } from '../../runtime/kafka/admin.js';
+import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { kafkaSettings } from '../../runtime/kafka/settings.js';
+import type { Logger } from '../../runtime/log.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
+import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
 import { startStreamApp } from '../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../runtime/streams/topology.js';
+import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
 import { topicNames, valueSubject } from '../../schemas/topics.js';
 import { dedupeMetricEvents } from './metrics.js';
 import type { RawInput } from './poison.js';
-import type { RouteTopic } from './route.js';
+import { checkDedupeRetention } from './retention-check.js';
+import type { RouteSettings, RouteTopic } from './route.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from './topology.js';
 
 export const DEDUPE_ROUTER = 'dedupe-router';
@@ -17,6 +24,11 @@ export const DEDUPE_ROUTER = 'dedupe-router';
 /** The consumer group of the live router; its transactional id is `<group>-<instance id>`. */
 export function dedupeRouterAppId(prefix: string): string {
   return `${prefix}hookledger-dedupe-router`;
+}
+
+/** How the configuration changes routing: replay reads it the same way, so a replay equals live. */
+export function routeSettingsOf(config: Config): RouteSettings {
+  return { webhookDateOffsetMinutes: config.WEBHOOK_DATE_ZONE };
 }
 
 /** The live router's topology for a configuration: schema ids of its outputs looked up once. */
@@ -36,6 +48,7 @@ export async function liveDedupeTopology(config: Config, serde: Serde): Promise<
     schemaIds,
     serde,
     windowMs: config.DEDUPE_WINDOW,
+    routeSettings: routeSettingsOf(config),
   });
 }
 
@@ -46,22 +59,47 @@ export async function startDedupeRouter({
   instanceId = config.HOOKLEDGER_INSTANCE_ID,
 }: StageSettings): Promise<RunningStage> {
   const log = logger.child({ stage: DEDUPE_ROUTER });
-  const serde = createSerde({
-    registryUrl: config.SCHEMA_REGISTRY_URL,
-    clientId: 'hookledger-dedupe-router',
-  });
+  const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-dedupe-router' });
+  const kafka: KafkaSettings = kafkaSettings(config, 'hookledger-dedupe-router', log);
+  await checkRetention(kafka, config, log);
   const topology = await liveDedupeTopology(config, serde);
   const metrics = createStreamMetrics({ app: DEDUPE_ROUTER, registry, events: dedupeMetricEvents(registry) });
-  const app = await startStreamApp({
-    kafka: { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-dedupe-router', logger: log },
-    topology,
-    appId: dedupeRouterAppId(config.TOPIC_PREFIX),
-    instanceId,
+  // A new consumer rejoins when librdkafka fences a static member whose coordinator moved.
+  const app = await startRejoiningApp({
+    start: () =>
+      startStreamApp({
+        kafka,
+        topology,
+        appId: dedupeRouterAppId(config.TOPIC_PREFIX),
+        instanceId,
+        logger: log,
+        instrument: metrics.instrument,
+        transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
+        sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+      }),
     logger: log,
-    instrument: metrics.instrument,
-    transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
-    sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+    instanceId,
   });
   metrics.watch(app);
   return { name: DEDUPE_ROUTER, app, close: () => app.close() };
+}
+
+/**
+ * Refuses a window the changelog cannot keep (ConfigError: one line, exit). A check that cannot run (the
+ * cluster is unreachable) is only warned about: the stream app reports that itself, with its retries.
+ */
+async function checkRetention(kafka: KafkaSettings, config: Config, log: Logger): Promise<void> {
+  const warn = (message: string) => log.warn(message);
+  try {
+    await withAdmin(kafka, (admin) =>
+      checkDedupeRetention(admin, {
+        windowMs: config.DEDUPE_WINDOW,
+        changelogTopic: topicNames(config.TOPIC_PREFIX).dedupeChangelog,
+        warn,
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    warn(`could not check the dedupe changelog's retention: ${(error as Error).message}`);
+  }
 }

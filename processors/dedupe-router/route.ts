@@ -78,10 +78,20 @@ class Reject {
   ) {}
 }
 
+/** What routing may be told; live, replay and tests pass the same settings so they decide alike. */
+export interface RouteSettings {
+  /**
+   * Minutes east of UTC at which a `webhook.date` without a zone is read (WEBHOOK_DATE_ZONE); unset,
+   * such a date is dead-lettered `webhook-date-invalid`. Only `webhook.date`: a record's own dates
+   * (an energy switch's `commission.statusDate`) still need their zone.
+   */
+  readonly webhookDateOffsetMinutes?: number | undefined;
+}
+
 /** Decides where a first delivery goes. Never throws for any envelope content. */
-export function route(envelope: RawEnvelope): RouteDecision {
+export function route(envelope: RawEnvelope, settings: RouteSettings = {}): RouteDecision {
   const unique: RouteOutput = { topic: 'webhooks.unique', key: envelope.webhookId, value: envelope };
-  const result = decide(envelope);
+  const result = decide(envelope, settings);
   if (result instanceof Reject) {
     const value = buildDeadLetter(envelope, result.reason, result.message, result.stage);
     return {
@@ -93,12 +103,15 @@ export function route(envelope: RawEnvelope): RouteDecision {
   return { kind: result.kind, outputs: [unique, ...result.outputs], reason: null };
 }
 
-function decide(envelope: RawEnvelope): Reject | { kind: DecisionKind; outputs: RouteOutput[] } {
+function decide(
+  envelope: RawEnvelope,
+  settings: RouteSettings,
+): Reject | { kind: DecisionKind; outputs: RouteOutput[] } {
   const parsed = parseBody(envelope.body);
   if (!parsed.ok) return new Reject(parsed.reason, parsed.message, 'dedupe-router.parse');
   const body = parsed.value;
 
-  const delivery = readDelivery(envelope, body);
+  const delivery = readDelivery(envelope, body, settings.webhookDateOffsetMinutes);
   if (delivery instanceof Reject) return delivery;
   const { trigger, variables } = delivery;
 
@@ -156,7 +169,11 @@ function decide(envelope: RawEnvelope): Reject | { kind: DecisionKind; outputs: 
 }
 
 /** The checks on `webhook` and `query` that every route needs. */
-function readDelivery(envelope: RawEnvelope, body: JsonObject): Reject | Delivery {
+function readDelivery(
+  envelope: RawEnvelope,
+  body: JsonObject,
+  webhookDateOffsetMinutes: number | undefined,
+): Reject | Delivery {
   const webhook = body.webhook;
   if (!isJsonObject(webhook)) return new Reject('webhook-id-missing', `webhook is ${describeJson(webhook)}`);
 
@@ -189,11 +206,16 @@ function readDelivery(envelope: RawEnvelope, body: JsonObject): Reject | Deliver
   if (date === undefined || date === null || date === '') {
     return new Reject('webhook-date-missing', `webhook.date is ${describeJson(date)}`);
   }
-  const occurredAt = typeof date === 'string' ? parseInstant(date) : undefined;
+  const occurredAt = typeof date === 'string' ? parseInstant(date, webhookDateOffsetMinutes) : undefined;
   if (occurredAt === undefined) {
+    // Said so the operator finds the setting: a platform that sends local times is a real case.
+    const expected =
+      webhookDateOffsetMinutes === undefined
+        ? 'expected an ISO 8601 date-time with a zone (WEBHOOK_DATE_ZONE reads one without in a given zone)'
+        : 'expected an ISO 8601 date-time';
     return new Reject(
       'webhook-date-invalid',
-      `webhook.date ${typeof date === 'string' ? JSON.stringify(date) : `is ${describeJson(date)}`}: expected an ISO 8601 date-time with a zone`,
+      `webhook.date ${typeof date === 'string' ? JSON.stringify(date) : `is ${describeJson(date)}`}: ${expected}`,
     );
   }
 

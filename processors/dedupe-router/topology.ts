@@ -7,7 +7,7 @@ import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
 import { DedupeProcessor } from './dedupe-processor.js';
 import { DEDUPE_STORE, DedupeStore } from './dedupe-store.js';
 import { isUndecodable, type RawInput, undecodableDeadLetter } from './poison.js';
-import type { RouteDecision, RouteTopic } from './route.js';
+import type { RouteDecision, RouteSettings, RouteTopic } from './route.js';
 
 /** Every topic the router writes besides its changelog, by logical name (route.ts's names). */
 export const ROUTER_OUTPUTS: readonly RouteTopic[] = [
@@ -38,6 +38,8 @@ export interface DedupeTopologyOptions {
   windowMs: number;
   /** Topology (app) name; transactional ids derive from the app id, not this. */
   name?: string;
+  /** Routing settings (WEBHOOK_DATE_ZONE): live and replay must pass the same, so a replay equals live. */
+  routeSettings?: RouteSettings;
   /** Routing; route() unless a test emulates the router before a fix (redrive's test). */
   route?: (envelope: RawEnvelope) => RouteDecision;
 }
@@ -50,6 +52,7 @@ export function dedupeTopology({
   serde,
   windowMs,
   name = 'dedupe-router',
+  routeSettings = {},
   route,
 }: DedupeTopologyOptions): Topology<RawInput> {
   const sinks: SinkNode[] = ROUTER_OUTPUTS.map((logical) => {
@@ -89,7 +92,7 @@ export function dedupeTopology({
         },
       },
     ],
-    processor: { name: 'dedupe', create: () => new DedupeProcessor(route) },
+    processor: { name: 'dedupe', create: () => new DedupeProcessor(routeSettings, route) },
     stores: [
       { name: DEDUPE_STORE, changelogTopic: () => changelogTopic, create: () => new DedupeStore(windowMs) },
     ],

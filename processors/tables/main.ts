@@ -1,7 +1,10 @@
 // Starts the tables stage: schema ids looked up once, then the topology exactly-once on its group.
+import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
+import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
 import { startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
 import { TABLE_STREAMS, topicNames, valueSubject } from '../../schemas/topics.js';
 import { tablesMetricEvents } from './metrics.js';
@@ -22,7 +25,7 @@ export async function startTables({
   const prefix = config.TOPIC_PREFIX;
   const names = topicNames(prefix);
   const log = logger.child({ stage: TABLES });
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-tables' });
+  const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-tables' });
   const tables: TableTopic[] = [];
   for (const stream of TABLE_STREAMS) {
     tables.push({
@@ -35,15 +38,21 @@ export async function startTables({
   }
   const topology = tablesTopology({ tables, serde, windowMs: config.DEDUPE_WINDOW });
   const metrics = createStreamMetrics({ app: TABLES, registry, events: tablesMetricEvents(registry) });
-  const app = await startStreamApp({
-    kafka: { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-tables', logger: log },
-    topology,
-    appId: tablesAppId(prefix),
-    instanceId,
+  // A new consumer rejoins when librdkafka fences a static member whose coordinator moved.
+  const app = await startRejoiningApp({
+    start: () =>
+      startStreamApp({
+        kafka: kafkaSettings(config, 'hookledger-tables', log),
+        topology,
+        appId: tablesAppId(prefix),
+        instanceId,
+        logger: log,
+        instrument: metrics.instrument,
+        transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
+        sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+      }),
     logger: log,
-    instrument: metrics.instrument,
-    transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
-    sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+    instanceId,
   });
   metrics.watch(app);
   return { name: TABLES, app, close: () => app.close() };

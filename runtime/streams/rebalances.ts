@@ -1,6 +1,7 @@
 // Rebalances of a stream app instance: the consumer's callback only queues what happened and moves
 // task states (revoked, lost); the poll loop then acts on the queue: a revoke commits the open
 // transaction before the partitions are given back, a loss aborts it, an assignment makes paused tasks.
+import { errorFields } from '../log-error.js';
 import type { RestoreOrchestrator } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext } from './runner-context.js';
 import type { TopicPartition } from './stream-clients.js';
@@ -77,7 +78,7 @@ export class Rebalances<V> {
       }
       this.#events.push({ kind: 'revoke', partitions, lost });
     } else {
-      log.error({ err: error }, 'rebalance error');
+      log.error(errorFields(error), 'rebalance error');
     }
   }
 
@@ -124,7 +125,7 @@ export class Rebalances<V> {
     } else if (cycle.inTransaction) {
       // Revoked in order: what was processed is committed before the partitions are given back.
       await cycle.commit().catch(async (error: unknown) => {
-        log.warn({ err: error }, 'commit before revoke failed; aborting');
+        log.warn(errorFields(error), 'commit before revoke failed; aborting');
         await cycle
           .abort('commit before revoke failed')
           .catch((abortError: unknown) => cycle.onFailure(abortError));

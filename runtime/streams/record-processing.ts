@@ -1,5 +1,6 @@
 // One consumed record through its task: deserialized, processed, its outputs serialized and sent in
 // the open transaction; a record that cannot be processed goes to the topology's dead-letter sink.
+import { errorFields } from '../log-error.js';
 import type { OutRecord } from './eos-producer.js';
 import type { InputRecord } from './processor.js';
 import type { ConsumedMessage } from './stream-clients.js';
@@ -72,7 +73,7 @@ export class RecordProcessing<V> {
     const hook = this.topology.deadLetter;
     const labels = { topic: task.topic, reason: why.reason };
     task.log.warn(
-      { err: why.error, offset: record.offset, key: record.key, reason: why.reason },
+      { ...errorFields(why.error), offset: record.offset, key: record.key, reason: why.reason },
       'record dead-lettered',
     );
     if (hook === undefined) {

@@ -1,6 +1,7 @@
 // Restores beside the poll loop: newly assigned tasks read their changelogs (paused meanwhile), a failed
 // restore is retried after a back-off, and a restored task resumes from the group's committed offset.
 
+import { errorFields } from '../log-error.js';
 import type { RestoreRun } from './restore.js';
 import { backoffDelay } from './retry.js';
 import { nameOf, type RunnerContext, seekTask } from './runner-context.js';
@@ -47,7 +48,8 @@ export class RestoreOrchestrator<V> {
     // seek is queued right behind the resume, so nothing fetched from elsewhere is handed over.
     if (task.fetchFrom !== undefined) void seekTask(this.context, task, task.fetchFrom);
     task.fetchFrom = undefined;
-    task.log.info(
+    // One line per partition at debug: `changelogs restored` already names them at info.
+    task.log.debug(
       { streamTime: task.streamTime, stores: Object.fromEntries(task.storeSizes()) },
       'partition restored and running',
     );
@@ -88,7 +90,7 @@ export class RestoreOrchestrator<V> {
           }
           if (!this.context.closing())
             log.warn(
-              { err: error, partitions: due.map(nameOf) },
+              { ...errorFields(error), partitions: due.map(nameOf) },
               'restore failed; retrying after a back-off',
             );
         },

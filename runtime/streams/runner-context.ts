@@ -1,6 +1,7 @@
 // What the parts of a stream app instance share (stream-runner.ts builds it): its consumer, its tasks
 // by partition, its logger and instrumentation, and whether it is stopping.
 import type { Logger } from '../log.js';
+import { errorFields } from '../log-error.js';
 import type { StreamConsumer } from './stream-clients.js';
 import type { Instrument, StreamTask } from './stream-task.js';
 
@@ -30,7 +31,7 @@ export function seekTask<V>(context: RunnerContext<V>, task: StreamTask<V>, offs
     .seek({ topic: task.topic, partition: task.partition }, Number(offset))
     .catch((error: unknown) =>
       context.log.warn(
-        { err: error, topic: task.topic, partition: task.partition, offset: String(offset) },
+        { ...errorFields(error), topic: task.topic, partition: task.partition, offset: String(offset) },
         'seek failed',
       ),
     );

@@ -6,6 +6,7 @@
 import type { KafkaSettings } from '../kafka/rdkafka.js';
 import { toKafkaError } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
+import { errorFields } from '../log-error.js';
 import { classifyError } from './errors.js';
 import { Rebalances } from './rebalances.js';
 import { RecordProcessing } from './record-processing.js';
@@ -142,7 +143,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     stop(error) {
       if (failure !== undefined || closing) return;
       failure = error;
-      log.error({ err: error }, `stream app stopping: ${error.message}`);
+      log.error(errorFields(error), `stream app stopping: ${error.message}`);
     },
   };
   const { tasks } = context;
@@ -171,7 +172,11 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   const processing = new RecordProcessing<V>(topology, limits, cycle);
   const joinedRebalances = new Rebalances<V>(context, { topology, restorer, cycle });
 
-  /** Offsets follow the consumer's position past what was processed (transaction markers, aborted records). */
+  /**
+   * Offsets follow the consumer's position past what was processed (transaction markers, aborted
+   * records), and each running partition's lag is its end minus that position: an idle partition's
+   * goes to zero rather than keeping the value of its last batch.
+   */
   async function followPositions(): Promise<void> {
     const running = [...tasks.values()].filter((t) => t.machine.running);
     if (running.length === 0) return;
@@ -179,6 +184,9 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       running.map((t) => ({ topic: t.topic, partition: t.partition })),
     )) {
       if (typeof offset !== 'number' || offset < 0) continue;
+      const high = consumer.highWatermark(topic, partition);
+      if (high !== undefined)
+        instrument('stream.lag', { topic, partition: String(partition) }, Math.max(0, high - offset));
       const task = tasks.get(keyOf(topic, partition));
       if (task === undefined) continue;
       const position = BigInt(offset);
@@ -194,7 +202,6 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     if (context.halted()) return;
     restorer.advance();
     const messages: ConsumedMessage[] = await consumer.consume(maxBatchRecords);
-    const last = new Map<string, ConsumedMessage>();
     let complete = true;
     /** Records handed over but not processed: the consumer's position is past them, so they are fetched again. */
     const unprocessed = new Map<string, { task: StreamTask<V>; offset: number }>();
@@ -209,7 +216,6 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
         continue;
       }
       await processing.process(task, message);
-      last.set(key, message);
     }
     for (const { task, offset } of unprocessed.values()) {
       if (task.machine.running) await seekTask(context, task, BigInt(offset));
@@ -219,11 +225,6 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     // Every fetched record was processed: offsets follow the consumer's position, which moves past
     // transaction markers (a read_committed reader never receives them), so a caught-up lag is zero.
     if (complete) await followPositions();
-    for (const { topic, partition, offset } of last.values()) {
-      const high = consumer.highWatermark(topic, partition);
-      if (high !== undefined)
-        instrument('stream.lag', { topic, partition: String(partition) }, Math.max(0, high - offset - 1));
-    }
     if (cycle.due() || (cycle.inTransaction && joinedRebalances.pending)) {
       if (joinedRebalances.lossPending) return; // handle() aborts it
       await cycle.commit();

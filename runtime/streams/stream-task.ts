@@ -4,6 +4,7 @@
 import type { Logger } from '../log.js';
 import type { ForwardOptions, InputRecord, Processor, ProcessorContext, Punctuator } from './processor.js';
 import type { ChangelogRecord, StateStore } from './store.js';
+import { advanceStreamTime, recordLeadBeyondAllowed } from './stream-time.js';
 import { type PartitionPort, type TaskState, TaskStateMachine } from './task-state.js';
 import type { SinkNode, SourceNode, Topology } from './topology.js';
 
@@ -26,7 +27,12 @@ export interface StreamTaskOptions<V> {
   partition: number;
   port: PartitionPort;
   logger: Logger;
+  /** The clock stream time is bounded by (a record far in the future cannot move it there). */
+  now?: () => number;
 }
+
+/** A record this far or farther ahead of the clock is logged, at most once per this interval per partition. */
+const FUTURE_RECORD_WARNING_INTERVAL_MS = 60_000;
 
 /** A processor's failure on one record: what the dead letter says. */
 export interface RecordFailure {
@@ -54,6 +60,8 @@ export class StreamTask<V> {
   #recordEvents: Parameters<Instrument>[] = [];
   #current: InputRecord<V> | undefined;
   #sinks: Map<string, SinkNode>;
+  #now: () => number;
+  #lastFutureWarningAt = Number.NEGATIVE_INFINITY;
   /** In the open transaction: the first offset processed (where an abort rewinds to) and the next one. */
   firstOffset: bigint | undefined;
   nextOffset: bigint | undefined;
@@ -78,6 +86,7 @@ export class StreamTask<V> {
     this.topic = options.source.topic;
     this.partition = options.partition;
     this.#sinks = new Map(options.topology.sinks.map((s) => [s.name, s]));
+    this.#now = options.now ?? Date.now;
     this.log = options.logger.child({ topic: this.topic, partition: this.partition });
     this.machine = new TaskStateMachine(this.topic, this.partition, options.port);
     this.resetStores();
@@ -108,7 +117,7 @@ export class StreamTask<V> {
   /** One changelog record (read_committed, in order). */
   restoreRecord(store: string, record: ChangelogRecord): void {
     this.#stores.get(store)!.restore(record);
-    if (record.timestamp > this.streamTime) this.streamTime = record.timestamp;
+    this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, this.#now());
   }
 
   /** The state is complete: the processor starts. The runner then moves the task to RUNNING. */
@@ -162,6 +171,23 @@ export class StreamTask<V> {
   }
 
   /**
+   * A record stamped ahead of this process's clock (its writer's clock runs fast): counted, and warned
+   * about now and then, since stream time stops at the clock plus the allowed lead instead.
+   */
+  #noteFutureRecord(record: InputRecord<V>, offset: bigint, now: number): void {
+    const beyond = recordLeadBeyondAllowed(record.timestamp, now);
+    if (beyond === 0) return;
+    const leadSeconds = (record.timestamp - now) / 1000;
+    this.#recordEvents.push(['stream.record.ahead-of-clock', { topic: this.topic }, leadSeconds]);
+    if (now - this.#lastFutureWarningAt < FUTURE_RECORD_WARNING_INTERVAL_MS) return;
+    this.#lastFutureWarningAt = now;
+    this.log.warn(
+      { offset: String(offset), recordTime: new Date(record.timestamp).toISOString(), leadSeconds },
+      "a record's timestamp is ahead of this process's clock (is the writer's clock, ingest's, fast?); stream time does not follow it",
+    );
+  }
+
+  /**
    * Runs one record through the processor. Returns what it forwarded, or its failure (it threw). The
    * caller then settles the record: kept, or undone (its store writes and events) to dead-letter it.
    */
@@ -169,10 +195,12 @@ export class StreamTask<V> {
     this.firstOffset ??= offset;
     this.nextOffset = offset + 1n;
     this.records++;
-    if (record.timestamp > this.streamTime) this.streamTime = record.timestamp;
+    const now = this.#now();
+    this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, now);
     for (const store of this.#stores.values()) store.beginRecord?.();
     this.#outbox = [];
     this.#recordEvents = [];
+    this.#noteFutureRecord(record, offset, now);
     this.#current = record;
     try {
       this.#processor!.process(record);

@@ -2,6 +2,7 @@
 // transaction begun lazily with the first record, committed with the changelogs and consumed offsets
 // every N records or T ms, or aborted with every partition it held rewound; a fenced producer replaced.
 import { toKafkaError } from '../kafka/rdkafka.js';
+import { errorFields } from '../log-error.js';
 import type { OutRecord } from './eos-producer.js';
 import { classifyError, StreamAppStoppedError } from './errors.js';
 import { backoffDelay, retry } from './retry.js';
@@ -59,7 +60,10 @@ export class TransactionCycle<V> {
       isRetriable: (error) =>
         !this.context.halted() && classifyError(error) !== 'fatal' && classifyError(error) !== 'fenced',
       onRetry: (error, attempt) =>
-        this.context.log.warn({ err: error, attempt }, 'transactional producer did not start; retrying'),
+        this.context.log.warn(
+          { ...errorFields(error), attempt },
+          'transactional producer did not start; retrying',
+        ),
     }).catch(async (error: unknown) => {
       await producer.close();
       throw error;
@@ -191,7 +195,7 @@ export class TransactionCycle<V> {
     }
     if (this.context.halted()) return;
     this.context.log.warn(
-      { err: error },
+      errorFields(error),
       'transactional producer fenced (its transaction timed out, or an instance with our id started); starting a new one',
     );
     const producer = await this.#openProducer();
@@ -217,7 +221,7 @@ export class TransactionCycle<V> {
     this.#consecutiveFailures++;
     this.context.instrument('stream.batch.retry', {});
     this.context.log.warn(
-      { err: error, attempt: this.#consecutiveFailures },
+      { ...errorFields(error), attempt: this.#consecutiveFailures },
       'processing failed; aborting and retrying',
     );
     try {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { TestProject } from 'vitest/node';
-import { startStack } from '../../tools/stack/index.js';
+import { type Stack, startStack } from '../../tools/stack/index.js';
 import type { TestStack } from './stack.js';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -14,8 +14,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     { level: process.env.LOG_LEVEL ?? 'warn', base: { name: 'test-stack' } },
     pino.destination(2),
   );
-  // If this throws, the state dir stays: its logs explain the failure, and the error names them.
-  const stack = await startStack({ stateDir, logger });
+  const keep = Boolean(process.env.HOOKLEDGER_KEEP_TEST_STACK);
+  let stack: Stack;
+  try {
+    stack = await startStack({ stateDir, logger });
+  } catch (error) {
+    // The error carries the tail of the log that explains it; the whole state dir only on request.
+    if (keep) console.log(`integration stack: state kept in ${stateDir}`);
+    else await rm(stateDir, { recursive: true, force: true });
+    throw error;
+  }
   const shared: TestStack = {
     kind: stack.kind,
     brokers: stack.brokers,
@@ -30,11 +38,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   console.log(`integration stack: ${stack.describe()}; ready in ${(stack.startupMs / 1000).toFixed(1)} s`);
 
   return async () => {
-    await stack.stop();
-    if (process.env.HOOKLEDGER_KEEP_TEST_STACK) {
-      console.log(`integration stack: state kept in ${stateDir}`);
-    } else {
-      await rm(stateDir, { recursive: true, force: true });
+    try {
+      await stack.stop();
+    } finally {
+      if (keep) console.log(`integration stack: state kept in ${stateDir}`);
+      else await rm(stateDir, { recursive: true, force: true });
     }
   };
 }

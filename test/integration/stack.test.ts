@@ -89,20 +89,18 @@ describe('the shared stack', () => {
 describe('a local broker whose owner is killed', () => {
   it('is stopped by its supervisor, even after SIGKILL of the owner', async () => {
     const index = fileURLToPath(new URL('../../tools/stack/index.ts', import.meta.url));
+    // Made here, not by the owner: removed in `finally` even if the owner dies before it says where.
+    const stateDir = await mkdtemp(join(tmpdir(), 'hookledger-orphan-'));
     const script = [
-      `import { mkdtempSync } from 'node:fs';`,
-      `import { tmpdir } from 'node:os';`,
-      `import { join } from 'node:path';`,
       `import { startDedicatedKafka } from ${JSON.stringify(index)};`,
-      `const stateDir = mkdtempSync(join(tmpdir(), 'hookledger-orphan-'));`,
+      `const stateDir = ${JSON.stringify(stateDir)};`,
       `const kafka = await startDedicatedKafka({ stateDir, env: { ...process.env, HOOKLEDGER_STACK: 'local' } });`,
-      `console.log(JSON.stringify({ kind: kafka.kind, pid: kafka.pid(), stateDir }));`,
+      `console.log(JSON.stringify({ kind: kafka.kind, pid: kafka.pid() }));`,
       `setInterval(() => {}, 1000);`,
     ].join('\n');
     const owner = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    let stateDir: string | undefined;
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -114,9 +112,7 @@ describe('a local broker whose owner is killed', () => {
           reject(new Error(`owner exited with ${code} before the broker was ready`)),
         );
       });
-      const started = JSON.parse(line) as { kind: string; pid: number; stateDir: string };
-      const { kind, pid } = started;
-      stateDir = started.stateDir;
+      const { kind, pid } = JSON.parse(line) as { kind: string; pid: number };
       expect(kind).toBe('local');
       expect(pidAlive(pid)).toBe(true);
 
@@ -125,7 +121,7 @@ describe('a local broker whose owner is killed', () => {
       expect(await waitForPidExit(pid, 30_000)).toBe(true);
     } finally {
       owner.kill('SIGKILL');
-      if (stateDir) await rm(stateDir, { recursive: true, force: true });
+      await rm(stateDir, { recursive: true, force: true });
     }
   });
 });

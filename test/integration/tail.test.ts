@@ -1,4 +1,5 @@
-// hookledger tail against the real broker and registry: fixture envelopes in, JSON lines out.
+// hookledger tail against the real broker and registry: fixture envelopes in, JSON lines out; a compacted
+// table in, one line per live key out.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RAW_ENVELOPE_SCHEMA, type RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -12,6 +13,7 @@ import {
   deleteTestTopics,
   produceAborted,
   produceAll,
+  type TestRecord,
   testSettings,
 } from '../helpers/rdkafka-io.js';
 import { testStack } from '../helpers/stack.js';
@@ -19,6 +21,7 @@ import { storedDeliveries } from '../unit/processors/fixtures.js';
 
 const prefix = `t-tail-${randomUUID().slice(0, 8)}.`;
 const rawTopic = topicNames(prefix).raw;
+const tableTopic = topicNames(prefix).latest('energy-switch');
 const fixtures = storedDeliveries().slice(0, 6);
 let serde: Serde;
 let schemaId: number;
@@ -57,6 +60,15 @@ async function produce(messages: { key: string; value: Buffer | null; partition?
   await produceAll(testSettings(testStack().brokers), rawTopic, messages);
 }
 
+async function deleteSubject(topic: string) {
+  const { registryUrl } = testStack();
+  for (const query of ['', '?permanent=true']) {
+    await fetch(`${registryUrl}/subjects/${encodeURIComponent(valueSubject(topic))}${query}`, {
+      method: 'DELETE',
+    });
+  }
+}
+
 beforeAll(async () => {
   const { brokers, registryUrl } = testStack();
   await createTestTopic(testSettings(brokers), rawTopic, 2);
@@ -73,12 +85,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const { registryUrl } = testStack();
-  for (const query of ['', '?permanent=true']) {
-    await fetch(`${registryUrl}/subjects/${encodeURIComponent(valueSubject(rawTopic))}${query}`, {
-      method: 'DELETE',
-    });
-  }
+  await deleteSubject(rawTopic);
   await deleteTestTopics(testSettings(testStack().brokers), [rawTopic]);
 });
 
@@ -177,5 +184,134 @@ describe('hookledger tail', () => {
     await expect(tailLines(['no-such-topic', '--from-beginning'])).rejects.toThrow(
       /topic "no-such-topic" does not exist/,
     );
+  });
+});
+
+describe('hookledger tail on a table (a compacted topic)', () => {
+  let tableSchemaId: number;
+  /** One row of entity.energy-switch.latest: the switch's status as of one delivery. */
+  const row = async (
+    key: string,
+    status: string,
+    webhookId: string,
+    partition: number,
+  ): Promise<TestRecord> => ({
+    key,
+    partition,
+    value: await serde.encode(tableSchemaId, {
+      fields: { status },
+      occurredAt: Date.UTC(2026, 10, 20, 10, Number(webhookId.slice(-2))),
+      webhookId,
+    }),
+  });
+  const tombstone = (key: string, partition: number): TestRecord => ({ key, partition, value: null });
+  const produceRows = (records: TestRecord[]) =>
+    produceAll(testSettings(testStack().brokers), tableTopic, records);
+
+  beforeAll(async () => {
+    await createTestTopic(testSettings(testStack().brokers), tableTopic, 2, { 'cleanup.policy': 'compact' });
+    tableSchemaId = await serde.register(valueSubject(tableTopic), loadSchema('entity-latest'));
+    // Several versions per key across both partitions; es-3 is deleted, es-5 deleted and added again.
+    await produceRows([
+      await row('energy/es-1', 'requested', 'wh_01', 0),
+      await row('energy/es-2', 'requested', 'wh_02', 1),
+      await row('energy/es-3', 'requested', 'wh_03', 0),
+      await row('energy/es-1', 'confirmed', 'wh_04', 0),
+      await row('energy/es-5', 'requested', 'wh_05', 1),
+      tombstone('energy/es-3', 0),
+      await row('energy/es-2', 'switched', 'wh_07', 1),
+      tombstone('energy/es-5', 1),
+      await row('energy/es-1', 'switched', 'wh_09', 0),
+      await row('energy/es-5', 'requested-again', 'wh_10', 1),
+    ]);
+  });
+
+  afterAll(async () => {
+    await deleteSubject(tableTopic);
+    await deleteTestTopics(testSettings(testStack().brokers), [tableTopic]);
+  });
+
+  const summary = (lines: Line[]) =>
+    lines.map((line) => `${line.key}=${line.value === null ? 'null' : line.value.fields.status}`);
+
+  it('prints one row per live key, its last version, and none for a deleted key', async () => {
+    const lines = await tailLines(['entity.energy-switch.latest', '--from-beginning']);
+    // In partition and offset order: the order a consumer of the table ends up with them.
+    expect(summary(lines)).toEqual([
+      'energy/es-1=switched',
+      'energy/es-2=switched',
+      'energy/es-5=requested-again',
+    ]);
+    expect(lines[0]).toMatchObject({
+      topic: tableTopic,
+      partition: 0,
+      offset: 4,
+      value: { fields: { status: 'switched' }, webhookId: 'wh_09' },
+    });
+  });
+
+  it('prints every version with --history, tombstones included', async () => {
+    const lines = await tailLines(['entity.energy-switch.latest', '--from-beginning', '--history']);
+    expect(lines).toHaveLength(10);
+    expect(summary(lines.filter((line) => line.partition === 0))).toEqual([
+      'energy/es-1=requested',
+      'energy/es-3=requested',
+      'energy/es-1=confirmed',
+      'energy/es-3=null',
+      'energy/es-1=switched',
+    ]);
+  });
+
+  it('filters the table by key and stops at the limit in rows', async () => {
+    const keyed = await tailLines([
+      'entity.energy-switch.latest',
+      '--from-beginning',
+      '--key',
+      'energy/es-1',
+    ]);
+    expect(summary(keyed)).toEqual(['energy/es-1=switched']);
+    const deleted = await tailLines([
+      'entity.energy-switch.latest',
+      '--from-beginning',
+      '--key',
+      'energy/es-3',
+    ]);
+    expect(deleted).toEqual([]);
+    const limited = await tailLines(['entity.energy-switch.latest', '--from-beginning', '--limit', '2']);
+    expect(summary(limited)).toEqual(['energy/es-1=switched', 'energy/es-2=switched']);
+  });
+
+  it('with --follow prints the table, then each change as it comes, a deletion as value null', async () => {
+    const controller = new AbortController();
+    const printed: string[] = [];
+    const lines = () =>
+      printed
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((text) => JSON.parse(text) as Line);
+    const running = runTail(['entity.energy-switch.latest', '--from-beginning', '--follow'], {
+      stdout: { write: (text: string) => printed.push(text) },
+      env: env(),
+      signal: controller.signal,
+    });
+    const waitFor = async (count: number) => {
+      const deadline = Date.now() + 60_000;
+      while (lines().length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    };
+    await waitFor(3);
+    // Written after the table was printed: the follow starts where the table's read ended, so none is missed.
+    await produceRows([await row('energy/es-2', 'cancelled', 'wh_11', 1), tombstone('energy/es-1', 0)]);
+    await waitFor(5);
+    controller.abort();
+    await expect(running).resolves.toBe(0);
+    const all = summary(lines());
+    expect(all.slice(0, 3)).toEqual([
+      'energy/es-1=switched',
+      'energy/es-2=switched',
+      'energy/es-5=requested-again',
+    ]);
+    // The two partitions interleave as they come; nothing else is printed.
+    expect(all.slice(3).sort()).toEqual(['energy/es-1=null', 'energy/es-2=cancelled']);
   });
 });

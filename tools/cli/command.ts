@@ -11,6 +11,13 @@ export interface Command {
   run(args: string[]): Promise<number>;
 }
 
+/** The connection variables every command that reaches Kafka or the registry reads, for its --help. */
+export const CONNECTION_HELP = `secured cluster and registry: KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME,
+KAFKA_SASL_PASSWORD, KAFKA_SASL_OAUTHBEARER_*, KAFKA_SSL_CA_FILE, KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE,
+KAFKA_SSL_KEY_PASSWORD, KAFKA_CONFIG_FILE, SCHEMA_REGISTRY_USERNAME, SCHEMA_REGISTRY_PASSWORD,
+SCHEMA_REGISTRY_BEARER_TOKEN, SCHEMA_REGISTRY_CA_FILE; secrets also as <NAME>_FILE (README: "Connecting
+to a production cluster")`;
+
 /** A mistake in how the command was called: printed as one line, exit code 2. */
 export class UsageError extends Error {
   override name = 'UsageError';

@@ -33,6 +33,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     summary: 'send dead-lettered deliveries back through the router',
     load: () => import('./commands/redrive.js'),
   },
+  quarantine: {
+    summary: 'what a signed source refused (list), and sending it on once the key is fixed (promote)',
+    load: () => import('./commands/quarantine.js'),
+  },
   stack: {
     summary: 'a local Kafka and schema registry (up, down, status, …)',
     load: () => import('./commands/stack.js'),
@@ -47,7 +51,7 @@ function overview(): string {
     'commands:',
     ...Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(width)}  ${summary}`),
     '',
-    'Run `hookledger <command> --help` for a command’s options.',
+    'Run `hookledger <command> --help` for a command’s options, `hookledger --version` for the version.',
   ].join('\n');
 }
 
@@ -55,6 +59,10 @@ async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(overview());
+    return 0;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    console.log((await import('./version.js')).VERSION);
     return 0;
   }
   const entry = COMMANDS[name];

@@ -1,6 +1,9 @@
 // The webhook body as the platform writes it: the recommended query texts, and JSON text whose numbers
 // keep the digits they were given (money as 199.90, never 199.9).
 import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-json';
+
+export { isLosslessNumber };
+
 import type { Random } from './prng.js';
 
 /** The GraphQL endpoint the platform names in `query.api` (§9: a `v1` segment before `graphql`). */
@@ -35,13 +38,30 @@ export interface WebhookMeta {
   date: string;
 }
 
-/** The body text, compact, in the platform's order: `webhook`, `query`, `data`. */
+// A type, not an interface: it must stay assignable to Json.
+export type QueryMeta = {
+  api: string;
+  query: string;
+  variables: Record<string, Json>;
+};
+
+/** A body before it is written: what the platform sends, and what an invalid delivery changes. */
+export interface BodyParts {
+  webhook: WebhookMeta;
+  query: QueryMeta;
+  data: Record<string, Json> | null;
+  /** GraphQL errors, when the query failed. */
+  errors?: Json[];
+}
+
+/** The body text, compact, in the platform's order: `webhook`, `query`, `data` (then `errors`, if any). */
 export function writeBody(
   webhook: WebhookMeta,
-  query: { api: string; query: string; variables: Record<string, Json> },
-  data: Record<string, Json>,
+  query: QueryMeta,
+  data: Record<string, Json> | null,
+  errors?: Json[],
 ): string {
-  return writeJson({ webhook: { ...webhook }, query, data });
+  return writeJson({ webhook: { ...webhook }, query, data, ...(errors === undefined ? {} : { errors }) });
 }
 
 /** Compact JSON text; LosslessNumbers are written with their own digits. */

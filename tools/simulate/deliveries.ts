@@ -1,7 +1,8 @@
 // The simulated platform's deliveries: a pure, seeded generator of webhook bodies shaped exactly like the
 // platform's (see docs/webhook-contract.md and the fixtures), over a small evolving world
-// of users, accounts, documents, to-dos and energy switches.
-import { DEFAULT_API, type Json, recommendedQuery, webhookDate, writeBody } from './body.js';
+// of users, accounts, documents, to-dos and energy switches. Asked for, a webhook is an OperationFailure
+// answer or one the router dead-letters (invalid.ts), made from what the platform would have sent.
+import { type BodyParts, DEFAULT_API, type Json, recommendedQuery, webhookDate, writeBody } from './body.js';
 import {
   ENERGY_SWITCH_SELECTIONS,
   type EnergySwitchState,
@@ -10,6 +11,7 @@ import {
   newEnergySwitch,
   updateEnergySwitch,
 } from './energy-switch.js';
+import { INVALID_KINDS, type InvalidReason, isInvalidReason } from './invalid.js';
 import { createRandom, type Random } from './prng.js';
 
 /** The triggers the contract lists (§6). */
@@ -66,6 +68,12 @@ const FAILURE_DESCRIPTION: Record<string, string> = {
   ToDo: 'To-do not found',
 };
 
+/**
+ * Where the router sends a webhook: its entity stream (a deletion included), `webhooks.failures` (an
+ * OperationFailure answer to a trigger that is not a deletion), or `webhooks.dlq` for this reason.
+ */
+export type Intent = 'routed' | 'failure' | InvalidReason;
+
 export interface Delivery {
   /** Position in generation order, from 0. */
   seq: number;
@@ -76,14 +84,18 @@ export interface Delivery {
   date: string;
   /** `webhook.date`, ms since the epoch. */
   occurredAt: number;
-  /** The GraphQL type queried (`EnergySwitch`, `User`, `Payment`, …). */
+  /** The GraphQL type queried (`EnergySwitch`, `User`, `Payment`, …); empty for a Ping. */
   entity: string;
-  /** `query.variables.id`. */
+  /** `query.variables.id`; empty for a Ping. */
   entityId: string;
   /** The recommended query variant, for energy switches. */
   variant?: EnergySwitchVariant;
-  /** `data` holds the record, or an OperationFailure in its place. */
+  /** `data` holds the record, or an OperationFailure in its place (as the platform wrote it, before any invalid change). */
   result: 'record' | 'operation-failure';
+  /** Where the router sends it. */
+  route: 'entity' | 'failures' | 'dlq';
+  /** Why the router dead-letters it, when `route` is `dlq`. */
+  reason?: InvalidReason;
   /** The exact body text. */
   body: string;
 }
@@ -94,8 +106,6 @@ export interface GeneratorOptions {
   start: number;
   /** `query.api`. */
   api?: string;
-  /** Share of queries answering OperationFailure for an id that is not found (besides every UserDeleted). */
-  failureRate?: number;
   /** Operator-enabled triggers beyond the contract's; empty for none. */
   otherTriggers?: readonly string[];
   /** Share of deliveries that use one of `otherTriggers`. */
@@ -105,7 +115,8 @@ export interface GeneratorOptions {
 }
 
 export interface DeliveryGenerator {
-  next(): Delivery;
+  /** The next webhook, made to go where `intent` says (default: its entity stream). */
+  next(intent?: Intent): Delivery;
 }
 
 /** The entity a trigger names: the longest contract entity it starts with, else all but its last CamelCase word. */
@@ -159,7 +170,6 @@ export function createDeliveryGenerator({
   seed,
   start,
   api = DEFAULT_API,
-  failureRate = 0.02,
   otherTriggers = DEFAULT_OTHER_TRIGGERS,
   otherRate = 0.02,
   meanGapMs = 1_500,
@@ -196,8 +206,18 @@ export function createDeliveryGenerator({
     return trigger;
   }
 
-  function energySwitch(trigger: 'EnergySwitchAdded' | 'EnergySwitchUpdated', failed: boolean) {
-    const variant = weighted(random, VARIANT_ODDS[trigger]);
+  /** A trigger whose OperationFailure answer is a failure, not the expected answer to a deletion. */
+  function chooseFailingTrigger(): string {
+    const trigger = chooseTrigger();
+    return trigger.endsWith('Deleted') ? chooseFailingTrigger() : trigger;
+  }
+
+  function energySwitch(
+    trigger: 'EnergySwitchAdded' | 'EnergySwitchUpdated',
+    failed: boolean,
+    forced?: EnergySwitchVariant,
+  ) {
+    const variant = forced ?? weighted(random, VARIANT_ODDS[trigger]);
     if (failed) return { variant, entityId: unknownId('EnergySwitch'), record: undefined };
     let state: EnergySwitchState;
     if (trigger === 'EnergySwitchAdded') {
@@ -218,54 +238,85 @@ export function createDeliveryGenerator({
     return { variant, entityId: state.id, record: energySwitchRecord(state, variant) };
   }
 
-  return {
-    next() {
-      clock += Math.max(1, Math.round(random.exponential(meanGapMs)));
-      const trigger = chooseTrigger();
-      const entity = entityOf(trigger);
-      const deleted = trigger.endsWith('Deleted');
-      const failed = !deleted && random.chance(failureRate);
-      let entityId: string;
-      let variant: EnergySwitchVariant | undefined;
-      let record: Json | undefined;
-      if (trigger === 'EnergySwitchAdded' || trigger === 'EnergySwitchUpdated') {
-        ({ variant, entityId, record } = energySwitch(trigger, failed));
-      } else if (failed) {
-        entityId = unknownId(entity);
-      } else if (trigger === 'UserDeleted') {
-        // The user is gone by the time the query runs: the platform answers OperationFailure.
-        entityId = users.take(random)!;
-      } else if (trigger === 'ToDoDone') {
-        entityId = todos.take(random)!;
-        record = { __typename: entity, id: entityId };
-      } else {
-        entityId = newId(entity);
-        if (trigger === 'UserAdded') users.add(entityId);
-        if (trigger === 'ToDoAdded') todos.add(entityId);
-        record = { __typename: entity, id: entityId };
-      }
-      const selection = variant ? ENERGY_SWITCH_SELECTIONS[variant] : 'id';
-      const result: Json = record ?? {
-        __typename: 'OperationFailure',
-        description: failureDescription(entity),
+  /** The body the platform sends for a trigger, and what the generator knows about it. */
+  function contractDelivery(trigger: string, failed: boolean, variantWanted?: EnergySwitchVariant) {
+    const entity = entityOf(trigger);
+    let entityId: string;
+    let variant: EnergySwitchVariant | undefined;
+    let record: Json | undefined;
+    if (trigger === 'EnergySwitchAdded' || trigger === 'EnergySwitchUpdated') {
+      ({ variant, entityId, record } = energySwitch(trigger, failed, variantWanted));
+    } else if (failed) {
+      entityId = unknownId(entity);
+    } else if (trigger === 'UserDeleted') {
+      // The user is gone by the time the query runs: the platform answers OperationFailure.
+      entityId = users.take(random)!;
+    } else if (trigger === 'ToDoDone') {
+      entityId = todos.take(random)!;
+      record = { __typename: entity, id: entityId };
+    } else {
+      entityId = newId(entity);
+      if (trigger === 'UserAdded') users.add(entityId);
+      if (trigger === 'ToDoAdded') todos.add(entityId);
+      record = { __typename: entity, id: entityId };
+    }
+    const selection = variant ? ENERGY_SWITCH_SELECTIONS[variant] : 'id';
+    const result: Json = record ?? {
+      __typename: 'OperationFailure',
+      description: failureDescription(entity),
+    };
+    const parts: BodyParts = {
+      webhook: { id: `wh_${ids.hex(24)}`, trigger, date: webhookDate(clock) },
+      query: { api, query: recommendedQuery(entity, selection), variables: { id: entityId } },
+      data: { [`get${entity}`]: result },
+    };
+    return { parts, entity, entityId, variant, isRecord: record !== undefined };
+  }
+
+  /** A delivery the router dead-letters for `reason`, made from what the platform would have sent. */
+  function invalidDelivery(reason: InvalidReason) {
+    const kind = INVALID_KINDS[reason];
+    if (kind.base === 'none') {
+      const parts: BodyParts = {
+        webhook: { id: `wh_${ids.hex(24)}`, trigger: '', date: webhookDate(clock) },
+        query: { api, query: '', variables: {} },
+        data: null,
       };
-      const webhook = { id: `wh_${ids.hex(24)}`, trigger, date: webhookDate(clock) };
-      const body = writeBody(
-        webhook,
-        { api, query: recommendedQuery(entity, selection), variables: { id: entityId } },
-        { [`get${entity}`]: result },
-      );
+      return { parts: kind.apply(parts), entity: '', entityId: '', variant: undefined, isRecord: true };
+    }
+    const made =
+      kind.base === 'energy-switch-full'
+        ? contractDelivery(
+            switchIds.size > 0 && random.chance(0.5) ? 'EnergySwitchUpdated' : 'EnergySwitchAdded',
+            false,
+            'full',
+          )
+        : contractDelivery(chooseTrigger(), false);
+    return { ...made, parts: kind.apply(made.parts) };
+  }
+
+  return {
+    next(intent: Intent = 'routed') {
+      clock += Math.max(1, Math.round(random.exponential(meanGapMs)));
+      const made = isInvalidReason(intent)
+        ? invalidDelivery(intent)
+        : intent === 'failure'
+          ? contractDelivery(chooseFailingTrigger(), true)
+          : contractDelivery(chooseTrigger(), false);
+      const { parts, entity, entityId, variant } = made;
       return {
         seq: seq++,
-        id: webhook.id,
-        trigger,
-        date: webhook.date,
+        id: parts.webhook.id,
+        trigger: parts.webhook.trigger,
+        date: parts.webhook.date,
         occurredAt: clock,
         entity,
         entityId,
         ...(variant ? { variant } : {}),
-        result: record ? 'record' : 'operation-failure',
-        body,
+        result: made.isRecord ? 'record' : 'operation-failure',
+        route: isInvalidReason(intent) ? 'dlq' : intent === 'failure' ? 'failures' : 'entity',
+        ...(isInvalidReason(intent) ? { reason: intent } : {}),
+        body: writeBody(parts.webhook, parts.query, parts.data, parts.errors),
       };
     },
   };

@@ -27,6 +27,7 @@ export const SIMULATE_OPTIONS = {
   'duplicate-rate': { type: 'string', default: '0' },
   'reorder-rate': { type: 'string', default: '0' },
   'failure-rate': { type: 'string', default: '0.02' },
+  'invalid-rate': { type: 'string', default: '0' },
   'other-triggers': { type: 'string', default: DEFAULT_OTHER_TRIGGERS.join(',') },
   concurrency: { type: 'string', default: String(DEFAULT_CONCURRENCY) },
   json: { type: 'boolean', default: false },
@@ -143,6 +144,13 @@ export function parseSimulateArgs(
       throw new UsageError(`--start: expected an ISO 8601 date-time, got "${values.start}"`);
   }
   const windowMs = duration('--retry-window', values['retry-window']);
+  const invalidRate = share('--invalid-rate', values['invalid-rate']);
+  const failureRate = share('--failure-rate', values['failure-rate']);
+  // A webhook is one or the other (or neither): the two shares come out of the same webhooks.
+  if (invalidRate + failureRate > 1)
+    throw new UsageError(
+      `--invalid-rate and --failure-rate: together at most 1, got ${invalidRate} + ${failureRate}`,
+    );
   const key = signingKey(values, env);
   return {
     simulation: {
@@ -161,11 +169,10 @@ export function parseSimulateArgs(
       start,
       duplicateRate: share('--duplicate-rate', values['duplicate-rate']),
       reorderRate: share('--reorder-rate', values['reorder-rate']),
+      invalidRate,
+      failureRate,
       concurrency: positiveInteger('--concurrency', values.concurrency),
-      generator: {
-        failureRate: share('--failure-rate', values['failure-rate']),
-        otherTriggers: triggerList(values['other-triggers']),
-      },
+      generator: { otherTriggers: triggerList(values['other-triggers']) },
     },
     json: values.json,
     ...(values['ids-file'] === undefined ? {} : { idsFile: values['ids-file'] }),

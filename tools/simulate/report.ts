@@ -1,7 +1,16 @@
 // What a simulation run prints: the progress line while it runs and the final summary.
-import type { SimulationResult, SimulationStats } from './simulation.js';
+import { INVALID_REASONS } from './invalid.js';
+import { retried, type SimulationResult, type SimulationStats } from './simulation.js';
 
-/** One progress line: `sent 120/500, acknowledged 118, retrying 2, retried 5, gave up 0 · 9.8/s`. */
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/**
+ * One progress line, short enough for a terminal: `webhooks 120/300, acknowledged 118, deliveries 144,
+ * retrying 2, gave up 0 · 9.8/s` (deliveries per second). Webhooks count towards --count, so they never
+ * pass it; duplicates and retries count as deliveries.
+ */
 export function progressLine(
   stats: Readonly<SimulationStats>,
   count: number | undefined,
@@ -10,28 +19,40 @@ export function progressLine(
   const seconds = Math.max(0.001, (now - stats.startedAt) / 1000);
   const total = count === undefined ? '' : `/${count}`;
   return (
-    `sent ${stats.sent}${total}, acknowledged ${stats.acknowledged}, retrying ${stats.retrying}, ` +
-    `retried ${stats.retried}, gave up ${stats.gaveUp} · ${(stats.sent / seconds).toFixed(1)}/s`
+    `webhooks ${stats.webhooks}${total}, acknowledged ${stats.acknowledged}, deliveries ${stats.deliveries}, ` +
+    `retrying ${stats.retrying}, gave up ${stats.gaveUp} · ${(stats.deliveries / seconds).toFixed(1)}/s`
   );
 }
 
-/** The final line: `sent N, acknowledged N, retried N, gave up N (…details…)`. */
+/**
+ * The final summary: a headline, `sent 300 webhooks in 360 deliveries: acknowledged 300, retried 60
+ * (duplicates sent on purpose 60, after a failure 0), gave up 0, invalid 15, OperationFailure 15`,
+ * then one line of details.
+ */
 export function summaryLine(result: SimulationResult): string {
+  const headline =
+    `sent ${plural(result.webhooks, 'webhook')} in ${plural(result.deliveries, 'delivery', 'deliveries')}: ` +
+    `acknowledged ${result.acknowledged}, retried ${retried(result)} ` +
+    `(duplicates sent on purpose ${result.duplicates}, after a failure ${result.retriedAfterFailure}), ` +
+    `gave up ${result.gaveUp}, invalid ${result.invalid}, OperationFailure ${result.failures}`;
+  const byReason = INVALID_REASONS.filter((reason) => result.invalidByReason[reason] !== undefined)
+    .map((reason) => `${reason} ${result.invalidByReason[reason]}`)
+    .join(', ');
   const details = [
-    `${result.webhooks} webhooks`,
-    `${result.duplicates} duplicates (${result.reserialized} re-serialized)`,
-    `${result.reordered} reordered`,
+    ...(byReason === '' ? [] : [`invalid: ${byReason}`]),
+    `${result.reserialized} of the duplicates re-serialized`,
+    `${result.reordered} sent after a newer one`,
+    ...(result.duplicatesGaveUp > 0
+      ? [`${plural(result.duplicatesGaveUp, 'duplicate')} given up (their webhooks were acknowledged)`]
+      : []),
     ...(result.interrupted > 0 ? [`${result.interrupted} interrupted`] : []),
     `${(result.elapsedMs / 1000).toFixed(1)} s`,
   ];
-  return (
-    `sent ${result.sent}, acknowledged ${result.acknowledged}, retried ${result.retried}, ` +
-    `gave up ${result.gaveUp} (${details.join(', ')})`
-  );
+  return `${headline}\n  ${details.join('; ')}`;
 }
 
 /** The summary as JSON (`--json`): the counters and the ids given up, not the acknowledged ids. */
 export function summaryJson(result: SimulationResult, seed: string): string {
   const { acknowledgedIds: _acknowledged, retrying: _retrying, startedAt: _startedAt, ...rest } = result;
-  return JSON.stringify({ ...rest, seed });
+  return JSON.stringify({ ...rest, retried: retried(result), seed });
 }

@@ -1,10 +1,11 @@
 // Reads a topic read_committed (no consumer group, nothing committed), decodes each value through the
-// registry and hands back one JSON line per record.
+// registry and hands back one JSON line per record, or per key for a compacted topic (a table).
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
-import { readToEnd } from '../../runtime/kafka/read-to-end.js';
+import { type ReadRecord, readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { formatRecord } from './format.js';
+import { LatestByKey } from './latest-by-key.js';
 
 export interface TailOptions {
   topic: string;
@@ -12,6 +13,8 @@ export interface TailOptions {
   fromBeginning: boolean;
   /** Keep reading; else stop at the end offsets taken at the start. */
   follow: boolean;
+  /** Every record of a compacted topic, not only the last per key. */
+  history?: boolean;
   /** Only records with this key (UTF-8). */
   key?: string;
   /** Stop after printing this many. */
@@ -32,17 +35,24 @@ export class UnknownTopicError extends Error {
   override name = 'UnknownTopicError';
 }
 
-/** Tails the topic until caught up (or the limit, or the signal); resolves to the records printed. */
+/**
+ * Tails the topic until caught up (or the limit, or the signal); resolves to the records printed. A
+ * compacted topic read from the beginning is a table: it is read to its end first and printed as its
+ * last record per key (what a consumer building the table ends up with), then followed record by record.
+ */
 export async function tail(
   options: TailOptions,
   { settings, serde, write, signal }: TailDeps,
 ): Promise<number> {
-  const partitions = await withAdmin(settings, async (admin) => {
+  const { partitions, compacted } = await withAdmin(settings, async (admin) => {
     const [description] = await admin.describeTopics([options.topic]);
     if (description === undefined) throw new UnknownTopicError(`topic "${options.topic}" does not exist`);
-    return description.partitions.map(({ partition }) =>
-      options.fromBeginning ? { partition } : { partition, from: 'end' as const },
-    );
+    // The broker's setting, not the catalog: a replay's copy of a table, or a full name, is a table too.
+    const configs = (await admin.topicConfigs([options.topic])).get(options.topic);
+    return {
+      partitions: description.partitions.map(({ partition }) => partition),
+      compacted: isCompacted(configs?.['cleanup.policy']),
+    };
   });
   if (signal?.aborted) return 0;
   // Ends the read early: the caller's signal, or the limit reached.
@@ -50,33 +60,55 @@ export async function tail(
   const onAbort = () => stop.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
   let printed = 0;
+  const wanted = (record: ReadRecord) =>
+    options.key === undefined || record.key?.toString('utf8') === options.key;
+  const print = async (record: ReadRecord) => {
+    if (stop.signal.aborted) return;
+    const decoded = record.value === null ? { value: null } : await decodeValue(serde, record.value);
+    write(
+      formatRecord({
+        topic: options.topic,
+        partition: record.partition,
+        offset: record.offset.toString(),
+        timestamp: String(record.timestamp),
+        key: record.key,
+        headers: record.headers,
+        ...decoded,
+      }),
+    );
+    printed++;
+    if (options.limit !== undefined && printed >= options.limit) stop.abort();
+  };
+  const printWanted = async (record: ReadRecord) => (wanted(record) ? print(record) : undefined);
+  const read = { settings, topic: options.topic, signal: stop.signal, component: 'tail' };
   try {
-    await readToEnd({
-      settings,
-      topic: options.topic,
-      partitions,
-      follow: options.follow,
-      signal: stop.signal,
-      component: 'tail',
-      onRecord: async (record) => {
-        if (stop.signal.aborted) return;
-        if (options.key !== undefined && record.key?.toString('utf8') !== options.key) return;
-        const decoded = record.value === null ? { value: null } : await decodeValue(serde, record.value);
-        write(
-          formatRecord({
-            topic: options.topic,
-            partition: record.partition,
-            offset: record.offset.toString(),
-            timestamp: String(record.timestamp),
-            key: record.key,
-            headers: record.headers,
-            ...decoded,
-          }),
-        );
-        printed++;
-        if (options.limit !== undefined && printed >= options.limit) stop.abort();
-      },
-    });
+    if (!options.fromBeginning || !compacted || options.history) {
+      // Record by record: what is written from now on, or every record from the beginning.
+      const from = options.fromBeginning ? {} : { from: 'end' as const };
+      await readToEnd({
+        ...read,
+        partitions: partitions.map((partition) => ({ partition, ...from })),
+        follow: options.follow,
+        onRecord: printWanted,
+      });
+    } else {
+      const table = new LatestByKey();
+      const { ends } = await readToEnd({
+        ...read,
+        partitions: partitions.map((partition) => ({ partition })),
+        onRecord: (record) => (wanted(record) ? table.apply(record) : undefined),
+      });
+      for (const row of table.latest()) await print(row);
+      // From where the table ended, every change as it comes (a tombstone prints as value null).
+      if (options.follow && !stop.signal.aborted) {
+        await readToEnd({
+          ...read,
+          partitions: partitions.map((partition) => ({ partition, from: ends.get(partition) ?? 'end' })),
+          follow: true,
+          onRecord: printWanted,
+        });
+      }
+    }
   } catch (error) {
     // Stopped on purpose (the limit, Ctrl-C): what was printed is the answer.
     if (!stop.signal.aborted) throw error;
@@ -84,6 +116,14 @@ export async function tail(
     signal?.removeEventListener('abort', onAbort);
   }
   return printed;
+}
+
+/** `compact` or `compact,delete` (also `[compact, delete]` as some tools print it). */
+export function isCompacted(cleanupPolicy: string | undefined): boolean {
+  return (cleanupPolicy ?? '')
+    .replace(/[[\]\s]/g, '')
+    .split(',')
+    .includes('compact');
 }
 
 /**

@@ -4,8 +4,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
+// Each run starts node with tsx's loader: seconds on a busy machine, beyond vitest's default 5 s.
+const SPAWN_TIMEOUT_MS = 30_000;
 const run = (...args: string[]) =>
-  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 30_000 });
+  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: SPAWN_TIMEOUT_MS });
 
 const overview = run('--help');
 const commands = [...overview.stdout.matchAll(/^ {2}(\w[\w-]*) {2,}/gm)].map((m) => m[1]!);
@@ -28,27 +30,39 @@ describe('the hookledger command', () => {
     );
   });
 
-  it.each(commands)('%s --help prints its usage and exits 0', (name) => {
-    const result = run(name, '--help');
-    expect(result.status, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(new RegExp(`^usage: hookledger ${name}\\b`));
-  });
+  it.each(commands)(
+    '%s --help prints its usage and exits 0',
+    (name) => {
+      const result = run(name, '--help');
+      expect(result.status, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`^usage: hookledger ${name}\\b`));
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('refuses an unknown command with one line and exit code 2', () => {
-    const result = run('frobnicate');
-    expect(result.status).toBe(2);
-    expect(result.stderr.split('\n')[0]).toBe('hookledger: unknown command "frobnicate"');
-  });
+  it(
+    'refuses an unknown command with one line and exit code 2',
+    () => {
+      const result = run('frobnicate');
+      expect(result.status).toBe(2);
+      expect(result.stderr.split('\n')[0]).toBe('hookledger: unknown command "frobnicate"');
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('names a bad variable in one line and exits 2', () => {
-    const result = spawnSync(process.execPath, [bin, 'ingest'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-      env: { ...process.env, KAFKA_BROKERS: 'not-a-broker', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' },
-    });
-    expect(result.status).toBe(2);
-    expect(result.stderr.trim()).toBe(
-      'hookledger: KAFKA_BROKERS: expected host:port[,host:port…] (got "not-a-broker")',
-    );
-  });
+  it(
+    'names a bad variable in one line and exits 2',
+    () => {
+      const result = spawnSync(process.execPath, [bin, 'ingest'], {
+        encoding: 'utf8',
+        timeout: SPAWN_TIMEOUT_MS,
+        env: { ...process.env, KAFKA_BROKERS: 'not-a-broker', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' },
+      });
+      expect(result.status).toBe(2);
+      expect(result.stderr.trim()).toBe(
+        'hookledger: KAFKA_BROKERS: expected host:port[,host:port…] (got "not-a-broker")',
+      );
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

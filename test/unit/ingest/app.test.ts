@@ -329,7 +329,7 @@ describe('ingest app', () => {
     for (const secret of [KEY1, KEY2, 'secretField']) expect(logs).not.toContain(secret);
   });
 
-  it('logs each answer with its request id and source', async () => {
+  it('logs each answer at debug, with its request id and source', async () => {
     const h = await harness();
     const response = await post(h);
     const line = h
@@ -338,6 +338,6 @@ describe('ingest app', () => {
       .filter(Boolean)
       .map((l) => JSON.parse(l))
       .find((l) => l.msg === 'stored');
-    expect(line).toMatchObject({ reqId: response.json().ingestId, source: 'energy', status: 200 });
+    expect(line).toMatchObject({ level: 20, reqId: response.json().ingestId, source: 'energy', status: 200 });
   });
 });

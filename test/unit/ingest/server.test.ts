@@ -1,13 +1,13 @@
 // The listening server itself (ephemeral port, fake producer): limits on slow clients and headers, HTTPS,
 // and a graceful close that answers in-flight requests.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { buildApp, type IngestDeps } from '../../../ingest/app.js';
 import { createIngestMetrics } from '../../../ingest/metrics.js';
 import { RawProducer } from '../../../ingest/producer/raw-producer.js';
@@ -96,6 +96,7 @@ describe('ingest server', () => {
 
   it('serves HTTPS from a certificate and key', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ingest-tls-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     try {
       execFileSync(
         'openssl',

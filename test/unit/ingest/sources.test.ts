@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { insecureSources, loadSources, parseSources } from '../../../ingest/sources.js';
 import { ConfigError } from '../../../runtime/config.js';
 
@@ -64,6 +64,7 @@ describe('sources', () => {
 
   it('reads the sources from a file (secrets mounted as files)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sources-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, 'sources.json');
     writeFileSync(file, `${JSON.stringify({ energy: { keys: { k1: SECRET } } })}\n`);
     expect(loadSources({ HOOKLEDGER_SOURCES_FILE: file }).get('energy')!.keys.get('k1')).toEqual(

@@ -49,6 +49,27 @@ describe('configuration from the environment', () => {
     expect(errorOf({ ...minimal, INGEST_DEADLINE_MS: '30000' })).toMatch(/^INGEST_DEADLINE_MS: /);
   });
 
+  it('reads WEBHOOK_DATE_ZONE as minutes east of UTC, and leaves it unset by default', () => {
+    expect(loadConfig(minimal).WEBHOOK_DATE_ZONE).toBeUndefined();
+    const zone = (value: string) => loadConfig({ ...minimal, WEBHOOK_DATE_ZONE: value }).WEBHOOK_DATE_ZONE;
+    expect(zone('UTC')).toBe(0);
+    expect(zone('utc')).toBe(0);
+    expect(zone('Z')).toBe(0);
+    expect(zone('+01:00')).toBe(60);
+    expect(zone('-05:30')).toBe(-330);
+    expect(zone('+0545')).toBe(345);
+    expect(zone('+14:00')).toBe(840);
+  });
+
+  it('refuses a WEBHOOK_DATE_ZONE that is no fixed offset, in one line', () => {
+    for (const bad of ['Europe/Berlin', 'local', '+1', '+01:60', '+15:00', '-13:00']) {
+      const message = errorOf({ ...minimal, WEBHOOK_DATE_ZONE: bad });
+      expect(message).toMatch(/^WEBHOOK_DATE_ZONE: expected UTC or an offset such as \+01:00/);
+      expect(message).toContain(`got "${bad}"`);
+      expect(message).not.toContain('\n');
+    }
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ ...minimal, TOPIC_PREFIX: '' }).TOPIC_PREFIX).toBe('');
   });

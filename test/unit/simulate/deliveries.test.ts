@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isLosslessNumber, parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
+import { extract } from '../../../ingest/webhooks/extract.js';
 import { verifySignature } from '../../../ingest/webhooks/signature.js';
 import { energySwitchSchema, webhookBodySchema } from '../../../processors/dedupe-router/contract.js';
+import { route } from '../../../processors/dedupe-router/route.js';
+import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
 import { DEFAULT_API, recommendedQuery, reserialize, writeBody } from '../../../tools/simulate/body.js';
 import {
   CONTRACT_TRIGGERS,
@@ -11,12 +14,14 @@ import {
   DEFAULT_OTHER_TRIGGERS,
   type Delivery,
   entityOf,
+  type Intent,
 } from '../../../tools/simulate/deliveries.js';
 import {
   ENERGY_SWITCH_SELECTIONS,
   type EnergySwitchState,
   energySwitchRecord,
 } from '../../../tools/simulate/energy-switch.js';
+import { INVALID_REASONS, type InvalidReason } from '../../../tools/simulate/invalid.js';
 import { createRandom } from '../../../tools/simulate/prng.js';
 import { deliveryHeaders, PLATFORM_USER_AGENT } from '../../../tools/simulate/sender.js';
 import { FIXTURES_DIR } from '../processors/fixtures.js';
@@ -159,18 +164,23 @@ describe('the delivery generator', () => {
     }
   });
 
-  it('answers OperationFailure for an id not found at about the configured rate', () => {
-    const many = generate(4000, 'rates', { failureRate: 0.05 });
-    const failures = many.filter((d) => d.result === 'operation-failure' && !d.trigger.endsWith('Deleted'));
-    expect(failures.length / many.length).toBeGreaterThan(0.03);
-    expect(failures.length / many.length).toBeLessThan(0.07);
+  it('answers OperationFailure for an id not found when asked for a failure, never on a deletion', () => {
+    const generator = createDeliveryGenerator({ seed: 'failures', start: START });
+    const failures = Array.from({ length: 300 }, () => generator.next('failure'));
+    for (const d of failures) {
+      expect(d.result).toBe('operation-failure');
+      expect(d.route).toBe('failures');
+      expect(d.trigger).not.toMatch(/Deleted$/);
+      expect(parsed(d.body).data[`get${d.entity}`]).toEqual({
+        __typename: 'OperationFailure',
+        description: expect.stringMatching(/not found$/),
+      });
+    }
     const switchFailure = failures.find((d) => d.entity === 'EnergySwitch')!;
     expect(parsed(switchFailure.body).data.getEnergySwitch.description).toBe('Energy switch not found');
-    expect(
-      generate(500, 'none', { failureRate: 0 }).every(
-        (d) => d.result === 'record' || d.trigger === 'UserDeleted',
-      ),
-    ).toBe(true);
+    // Unasked, only a deletion is answered with an OperationFailure: the expected answer, not a failure.
+    expect(deliveries.every((d) => d.result === 'record' || d.trigger === 'UserDeleted')).toBe(true);
+    expect(deliveries.every((d) => d.route === 'entity' && d.reason === undefined)).toBe(true);
   });
 
   it('moves an energy switch through its commission lifecycle with consistent counters', () => {
@@ -223,6 +233,85 @@ describe('the delivery generator', () => {
     expect(entityOf('EnergySwitchUpdated')).toBe('EnergySwitch');
     expect(entityOf('ToDoDone')).toBe('ToDo');
     expect(entityOf('MeterReadingAdded')).toBe('MeterReading');
+  });
+});
+
+describe('where the router sends each generated delivery', () => {
+  /** The raw envelope ingest would store for a body: keyed by the id ingest reads from it. */
+  function envelopeOf(body: string): RawEnvelope {
+    const bytes = Buffer.from(body);
+    const { webhookId, trigger, webhookDate } = extract(bytes);
+    return {
+      webhookId,
+      source: 'sim',
+      trigger,
+      webhookDate,
+      receivedAt: START,
+      body: bytes,
+      headers: {},
+      query: null,
+      verifiedKeyId: 'k1',
+      ingestId: 'unit',
+    };
+  }
+
+  const intents: Intent[] = ['routed', 'failure', ...INVALID_REASONS];
+  const generator = createDeliveryGenerator({ seed: 'routes', start: START });
+  const mixed = Array.from({ length: intents.length * 60 }, (_, i) =>
+    generator.next(intents[i % intents.length]),
+  );
+  const random = createRandom('routes-reserialized');
+
+  it('routes the asked ones to their entity stream, failures to webhooks.failures, invalid ones to the DLQ with their reason', () => {
+    for (const d of mixed) {
+      // A re-serialized duplicate goes the same way, under the same id.
+      for (const body of [d.body, reserialize(d.body, random)]) {
+        const envelope = envelopeOf(body);
+        expect(envelope.webhookId).toBe(d.id);
+        const decision = route(envelope);
+        const topics = decision.outputs.map((o) => o.topic);
+        expect(topics[0]).toBe('webhooks.unique');
+        if (d.route === 'entity') {
+          expect(decision.kind).toBe('routed');
+          expect(topics[1]).toMatch(/^entity\./);
+        } else if (d.route === 'failures') {
+          expect(decision.kind).toBe('failure');
+          expect(topics.slice(1)).toEqual(['webhooks.failures']);
+        } else {
+          expect(decision).toMatchObject({ kind: 'dead-lettered', reason: d.reason });
+          expect(topics.slice(1)).toEqual(['webhooks.dlq']);
+        }
+      }
+    }
+    expect(new Set(mixed.map((d) => d.reason))).toEqual(new Set([undefined, ...INVALID_REASONS]));
+  });
+
+  it('keeps invalid deliveries authentic: signed, with their own webhook id, only the contract broken', () => {
+    const keys = new Map([['k1', Buffer.from('simulate-key')]]);
+    const of = (reason: InvalidReason) => mixed.filter((d) => d.reason === reason).map((d) => parsed(d.body));
+    for (const d of mixed.filter((x) => x.route === 'dlq')) {
+      expect(parsed(d.body).webhook.id).toBe(d.id);
+      const headers = deliveryHeaders(d.body, 'simulate-key');
+      expect(verifySignature(Buffer.from(d.body), headers['X-Signature'], keys)).toMatchObject({ ok: true });
+    }
+    for (const body of of('record-invalid')) {
+      expect(body.data.getEnergySwitch.projectedSpend.amount).toMatch(/^\d+\.\d\d$/);
+      expect(body.data.getEnergySwitch.savings.amount).toMatch(/^\d+\.\d\d$/);
+    }
+    for (const body of of('trigger-unrecognized')) expect(body.webhook.trigger).toBe('Ping');
+    for (const body of of('webhook-date-invalid'))
+      expect(body.webhook.date).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/);
+    for (const body of of('typename-missing')) {
+      expect(body.query.query).not.toContain('__typename');
+      expect(Object.values(body.data)[0]).not.toHaveProperty('__typename');
+    }
+    for (const body of of('graphql-errors')) {
+      expect(Object.values(body.data)).toEqual([null]);
+      expect(body.errors[0]).toMatchObject({
+        message: 'Internal server error',
+        path: Object.keys(body.data),
+      });
+    }
   });
 });
 

@@ -17,6 +17,8 @@ describe('simulate options', () => {
       concurrency: 8,
       duplicateRate: 0,
       reorderRate: 0,
+      invalidRate: 0,
+      failureRate: 0.02,
       start: 1_000,
     });
     expect(simulation.count).toBeUndefined();
@@ -77,6 +79,15 @@ describe('simulate options', () => {
     const base = ['--source', 's', '--key', 'k'];
     expect(() => parseSimulateArgs([...base, '--duplicate-rate', '1.5'], {})).toThrow(/--duplicate-rate/);
     expect(() => parseSimulateArgs([...base, '--reorder-rate', 'x'], {})).toThrow(/--reorder-rate/);
+    expect(() => parseSimulateArgs([...base, '--invalid-rate', '-0.1'], {})).toThrow(/--invalid-rate/);
+    expect(() => parseSimulateArgs([...base, '--failure-rate', '2'], {})).toThrow(/--failure-rate/);
+    // A webhook is invalid, an OperationFailure or neither: the two shares cannot pass 1 together.
+    expect(() => parseSimulateArgs([...base, '--invalid-rate', '0.6', '--failure-rate', '0.5'], {})).toThrow(
+      /--invalid-rate and --failure-rate: together at most 1/,
+    );
+    expect(
+      parseSimulateArgs([...base, '--invalid-rate', '0.5', '--failure-rate', '0.5'], {}).simulation,
+    ).toMatchObject({ invalidRate: 0.5, failureRate: 0.5 });
     expect(() => parseSimulateArgs([...base, '--count', '0'], {})).toThrow(/--count/);
     expect(() => parseSimulateArgs([...base, '--start', 'yesterday'], {})).toThrow(/--start/);
     expect(() => parseSimulateArgs([...base, '--url', 'ftp://x'], {})).toThrow(/--url/);

@@ -8,8 +8,11 @@ import path from 'node:path';
 import { parse } from 'lossless-json';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../../ingest/webhooks/signature.js';
+import { route } from '../../../processors/dedupe-router/route.js';
+import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
 import { CommandFailed, UsageError } from '../../../tools/cli/command.js';
 import { runSimulate } from '../../../tools/cli/commands/simulate.js';
+import { INVALID_REASONS } from '../../../tools/simulate/invalid.js';
 
 interface Received {
   body: string;
@@ -91,6 +94,22 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
   });
 }
 
+/** The raw envelope ingest would store for a request, for the router's pure route(). */
+function envelope(id: string, body: string): RawEnvelope {
+  return {
+    webhookId: id,
+    source: 'sim',
+    trigger: null,
+    webhookDate: null,
+    receivedAt: Date.now(),
+    body: Buffer.from(body),
+    headers: {},
+    query: null,
+    verifiedKeyId: 'k',
+    ingestId: 'unit',
+  };
+}
+
 const KEY = 'simulate-test-key';
 const fast = [
   '--key',
@@ -120,7 +139,9 @@ describe('hookledger simulate against a local endpoint', () => {
         ok: true,
       });
     }
-    expect(out.join('')).toMatch(/^sent 5, acknowledged 5, retried 0, gave up 0 \(5 webhooks/);
+    expect(out.join('')).toMatch(
+      /^sent 5 webhooks in 5 deliveries: acknowledged 5, retried 0 \(duplicates sent on purpose 0, after a failure 0\), gave up 0, invalid 0, OperationFailure 0\n/,
+    );
   });
 
   it('retries an endpoint that answers 503 for a while and finally delivers everything, same id and bytes', async () => {
@@ -142,10 +163,14 @@ describe('hookledger simulate against a local endpoint', () => {
       );
       expect(code).toBe(0);
       const summary = out.join('');
-      const retried = Number(/retried (\d+)/.exec(summary)![1]);
-      expect(summary).toMatch(/^sent 12, acknowledged 12, retried \d+, gave up 0/);
-      expect(retried).toBeGreaterThanOrEqual(12);
-      expect(retried).toBe(server.received.length - 12);
+      const [, deliveries, retried, afterFailure] =
+        /^sent 12 webhooks in (\d+) deliveries: acknowledged 12, retried (\d+) \(duplicates sent on purpose 0, after a failure (\d+)\), gave up 0/
+          .exec(summary)!
+          .map(Number);
+      expect(afterFailure).toBe(4 * 12);
+      expect(retried).toBe(afterFailure);
+      expect(afterFailure).toBe(server.received.length - 12);
+      expect(deliveries).toBe(server.received.length);
       // Every webhook reached the endpoint with a 200 at last; its retries carried the same bytes.
       const ids = (await readFile(idsFile, 'utf8')).trim().split('\n');
       expect(new Set(ids).size).toBe(12);
@@ -168,12 +193,14 @@ describe('hookledger simulate against a local endpoint', () => {
     const run = runSimulate(['--url', server.url, '--count', '3', '--retry-window', '3s', ...fast], io);
     await expect(run).rejects.toThrow(CommandFailed);
     await expect(run).rejects.toThrow(
-      /^gave up on 3 of 3 deliveries at the end of the 3s retry window \(last failure: HTTP 503\)$/,
+      /^gave up on 3 of 3 webhooks at the end of the 3s retry window \(last failure: HTTP 503\)$/,
     );
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(3_000);
     expect(elapsed).toBeLessThan(5_000);
-    expect(out.join('')).toMatch(/^sent 3, acknowledged 0, retried \d+, gave up 3/);
+    expect(out.join('')).toMatch(
+      /^sent 3 webhooks in \d+ deliveries: acknowledged 0, retried \d+ .*, gave up 3,/,
+    );
     // Retries went on until the window's end.
     const last = Math.max(...server.received.map((r) => r.at));
     expect(last - started).toBeGreaterThanOrEqual(2_900);
@@ -190,7 +217,9 @@ describe('hookledger simulate against a local endpoint', () => {
     const { io, out } = captured();
     const code = await runSimulate(['--url', server.url, '--count', '3', '--timeout', '200ms', ...fast], io);
     expect(code).toBe(0);
-    expect(out.join('')).toMatch(/^sent 3, acknowledged 3, retried 3, gave up 0/);
+    expect(out.join('')).toMatch(
+      /^sent 3 webhooks in 6 deliveries: acknowledged 3, retried 3 \(duplicates sent on purpose 0, after a failure 3\), gave up 0/,
+    );
     expect(server.received).toHaveLength(6);
   });
 
@@ -202,7 +231,7 @@ describe('hookledger simulate against a local endpoint', () => {
         ['--url', server.url, '--count', '1', '--timeout', '200ms', '--retry-window', '1s', ...fast],
         io,
       ),
-    ).rejects.toThrow(/gave up on 1 of 1 deliveries .*\(last failure: no answer within 200 ms\)/);
+    ).rejects.toThrow(/gave up on 1 of 1 webhooks .*\(last failure: no answer within 200 ms\)/);
   });
 
   it('sends duplicates with the same webhook id, byte for byte or re-serialized and signed anew', async () => {
@@ -212,7 +241,7 @@ describe('hookledger simulate against a local endpoint', () => {
       await runSimulate(['--url', server.url, '--count', '30', '--duplicate-rate', '1', ...fast], io),
     ).toBe(0);
     expect(out.join('')).toMatch(
-      /^sent 60, acknowledged 60, retried 0, gave up 0 \(30 webhooks, 30 duplicates/,
+      /^sent 30 webhooks in 60 deliveries: acknowledged 30, retried 30 \(duplicates sent on purpose 30, after a failure 0\), gave up 0/,
     );
     const keys = new Map([['k', Buffer.from(KEY)]]);
     let sameBytes = 0;
@@ -231,6 +260,62 @@ describe('hookledger simulate against a local endpoint', () => {
     expect(reserialized).toBeGreaterThan(0);
   });
 
+  it('sends the tour: exact shares of duplicates, reordered, invalid and OperationFailure webhooks, each where the router sends it', async () => {
+    const server = await receiver(() => 200);
+    const { io, out, err } = captured();
+    io.progressEveryMs = 20;
+    const args = [
+      '--url',
+      server.url,
+      '--count',
+      '300',
+      '--duplicate-rate',
+      '0.2',
+      '--reorder-rate',
+      '0.1',
+      '--invalid-rate',
+      '0.05',
+      '--failure-rate',
+      '0.05',
+      ...fast,
+    ];
+    expect(await runSimulate(args, io)).toBe(0);
+    expect(out.join('')).toMatch(
+      /^sent 300 webhooks in 360 deliveries: acknowledged 300, retried 60 \(duplicates sent on purpose 60, after a failure 0\), gave up 0, invalid 15, OperationFailure 15\n {2}invalid: record-invalid 3, trigger-unrecognized 3, webhook-date-invalid 3, typename-missing 3, graphql-errors 3; \d+ of the duplicates re-serialized; 30 sent after a newer one; /,
+    );
+    expect(server.received).toHaveLength(360);
+    // The router's own decision on each first delivery, as ingest would store it.
+    const firsts = new Map<string, string>();
+    for (const request of server.received) if (!firsts.has(request.id)) firsts.set(request.id, request.body);
+    expect(firsts.size).toBe(300);
+    const decisions = [...firsts].map(([id, body]) => route(envelope(id, body)));
+    const reasons = decisions.filter((d) => d.kind === 'dead-lettered').map((d) => d.reason);
+    expect(reasons).toHaveLength(15);
+    for (const reason of INVALID_REASONS) expect(reasons.filter((r) => r === reason)).toHaveLength(3);
+    expect(decisions.filter((d) => d.kind === 'failure')).toHaveLength(15);
+    // Progress counts webhooks against --count: it never passes its total.
+    const progress = err.join('').match(/webhooks \d+\/300/g) ?? [];
+    expect(progress.length).toBeGreaterThan(0);
+    for (const line of progress) expect(Number(/(\d+)\//.exec(line)![1])).toBeLessThanOrEqual(300);
+  }, 60_000);
+
+  it('counts duplicates sent on purpose apart from retries after a failure', async () => {
+    const seen = new Set<string>();
+    // Each webhook's first attempt fails; everything after is answered.
+    const server = await receiver(({ id }) => {
+      if (seen.has(id)) return 200;
+      seen.add(id);
+      return 503;
+    });
+    const { io, out } = captured();
+    const args = ['--url', server.url, '--count', '10', '--duplicate-rate', '0.5', ...fast];
+    expect(await runSimulate(args, io)).toBe(0);
+    expect(out.join('')).toMatch(
+      /^sent 10 webhooks in 25 deliveries: acknowledged 10, retried 15 \(duplicates sent on purpose 5, after a failure 10\), gave up 0,/,
+    );
+    expect(server.received).toHaveLength(25);
+  });
+
   it('sends some webhooks after newer ones when asked to reorder', async () => {
     const server = await receiver(() => 200);
     const { io, out } = captured();
@@ -246,13 +331,16 @@ describe('hookledger simulate against a local endpoint', () => {
       ...fast,
     ];
     expect(await runSimulate(args, io)).toBe(0);
-    expect(out.join('')).toMatch(/sent 40, acknowledged 40.*\d+ reordered/);
+    // Exactly 30 % of the 40 webhooks, each sent after a newer one.
+    expect(out.join('')).toMatch(
+      /^sent 40 webhooks in 40 deliveries: acknowledged 40,.*; 12 sent after a newer one;/s,
+    );
     const dates = server.received.map((r) =>
       Date.parse((parse(r.body) as { webhook: { date: string } }).webhook.date),
     );
     const older = dates.filter((date, i) => i > 0 && date < dates[i - 1]!);
     expect(older.length).toBeGreaterThan(0);
-  });
+  }, 30_000);
 
   it('keeps to the rate and the concurrency bound', async () => {
     const server = await receiver(async () => {
@@ -280,10 +368,15 @@ describe('hookledger simulate against a local endpoint', () => {
     const { io, out } = captured();
     expect(await runSimulate(['--url', server.url, '--count', '2', '--json', ...fast], io)).toBe(0);
     expect(JSON.parse(out.join(''))).toMatchObject({
-      sent: 2,
+      webhooks: 2,
+      deliveries: 2,
       acknowledged: 2,
       retried: 0,
+      duplicates: 0,
+      retriedAfterFailure: 0,
       gaveUp: 0,
+      invalid: 0,
+      invalidByReason: {},
       seed: 'http',
     });
   });
@@ -319,8 +412,10 @@ describe('hookledger simulate against a local endpoint', () => {
       ...fast,
     ]);
     expect(failed.code).toBe(1);
-    expect(failed.stdout).toMatch(/^sent 1, acknowledged 0, retried \d+, gave up 1/);
-    expect(failed.stderr.trim().split('\n').at(-1)).toMatch(/^hookledger: gave up on 1 of 1 deliveries/);
+    expect(failed.stdout).toMatch(
+      /^sent 1 webhook in \d+ deliver(y|ies): acknowledged 0, retried \d+ .*, gave up 1,/,
+    );
+    expect(failed.stderr.trim().split('\n').at(-1)).toMatch(/^hookledger: gave up on 1 of 1 webhooks/);
     const help = await runCli([cli, 'simulate', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^usage: hookledger simulate/);

@@ -110,7 +110,9 @@ export class FakeConsumer implements StreamConsumer {
     return partitions.map((tp) => ({ ...tp, offset: this.#positions.get(keyOf(tp)) }));
   }
   highWatermark(topic: string, partition: number): number | undefined {
-    return this.kafka.records.get(keyOf({ topic, partition }))?.length;
+    // librdkafka knows an assigned partition's end after its first fetch, records or not.
+    const key = keyOf({ topic, partition });
+    return this.kafka.records.get(key)?.length ?? (this.assigned.has(key) ? 0 : undefined);
   }
   onError(listener: (error: unknown) => void): void {
     this.#errorListeners.push(listener);

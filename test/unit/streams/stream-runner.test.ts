@@ -136,6 +136,25 @@ describe('the stream runner with a fake Kafka client', () => {
     expect(kafka.committed.get('in[0]')).toBe(3);
   });
 
+  it('reports the lag of every running partition after a poll, zero once caught up, idle ones included', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3]);
+    const lag = new Map<string, number>();
+    await start(kafka, {
+      instrument: (event, labels = {}, value) => {
+        if (event === 'stream.lag') lag.set(`${labels.topic}[${labels.partition}]`, value ?? -1);
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0, p1]);
+    await until(() => kafka.sent.length === 3, 'three records processed');
+    await until(() => lag.get('in[0]') === 0 && lag.get('in[1]') === 0, 'both partitions at lag 0');
+    kafka.produce('in', 1, [4]);
+    await until(
+      () => kafka.sent.length === 4 && lag.get('in[1]') === 0,
+      'the idle partition caught up again',
+    );
+  });
+
   it('replaces a fenced producer, rewinds, and the partition keeps moving', async () => {
     const kafka = new FakeKafka();
     kafka.commitSteps = [rd(ERRORS.ERR__FENCED, 'fenced')];

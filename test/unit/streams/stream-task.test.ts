@@ -137,4 +137,29 @@ describe('a stream task', () => {
     expect(() => task.machine.transitionTo('running')).toThrow();
     expect(port.calls).toEqual(['pause in[1]']);
   });
+
+  it('does not let one record stamped by a fast clock move stream time into the future', () => {
+    const now = Date.parse('2026-11-23T12:00:00Z');
+    const task = new StreamTask<number>({
+      topology,
+      source: topology.sources[0]!,
+      partition: 0,
+      port: fakePort(),
+      logger: pino({ level: 'silent' }),
+      now: () => now,
+    });
+    task.machine.transitionTo('restoring');
+    task.restoreRecord('counts', { key: 'a', value: Buffer.from('10'), timestamp: now + 86_400_000 });
+    expect(task.streamTime).toBe(now + 60_000);
+    task.finishRestore();
+    task.machine.transitionTo('running');
+    task.process({ ...record('a', 1, 0), timestamp: now - 1_000 }, 0n);
+    task.keepRecord();
+    task.process({ ...record('a', 1, 1), timestamp: now + 3 * 86_400_000 }, 1n);
+    task.keepRecord();
+    expect(task.streamTime).toBe(now + 60_000);
+    const events: [string, number | undefined][] = [];
+    task.committed((event, _labels, value) => events.push([event, value]));
+    expect(events).toContainEqual(['stream.record.ahead-of-clock', 3 * 86_400]);
+  });
 });

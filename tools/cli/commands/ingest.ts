@@ -2,23 +2,36 @@
 import { runIngest } from '../../../ingest/main.js';
 import { isClusterError } from '../../../runtime/kafka/admin.js';
 import { RawTopicError } from '../../../schemas/topic-checks.js';
-import { type Command, CommandFailed, parseOptions } from '../command.js';
+import { CONNECTION_HELP, type Command, CommandFailed, parseOptions } from '../command.js';
+import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
 
 export const command: Command = {
   help: [
     'usage: hookledger ingest',
     '',
     'Receives webhooks at POST /webhooks/<source> and stores each in webhooks.raw before answering 200.',
+    'A request whose signature fails gets 401 and is kept in webhooks.quarantine, within a bound per',
+    'source (`hookledger quarantine` lists and promotes them; README "Quarantine after a key mix-up").',
+    'Serves /healthz, /readyz and /metrics, which counts the webhook ids answered with anything but 200',
+    'and not stored since, and the age of the oldest (README "Operating it": alerts and a dashboard).',
     'Configured by environment variables: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX,',
     'HOOKLEDGER_SOURCES or HOOKLEDGER_SOURCES_FILE, INGEST_HOST, INGEST_PORT, INGEST_BODY_LIMIT,',
     'INGEST_DEADLINE_MS, INGEST_LINGER_MS, INGEST_MAX_BATCH_RECORDS, INGEST_MAX_PENDING_BYTES,',
+    'INGEST_QUARANTINE, INGEST_QUARANTINE_PER_SECOND, INGEST_QUARANTINE_BYTES_PER_SECOND,',
     'INGEST_TLS_CERT_FILE and INGEST_TLS_KEY_FILE (native HTTPS), LOG_LEVEL.',
+    'Logs JSON lines on stdout: at LOG_LEVEL=info the requests by status every 10 s (when there were any),',
+    'at debug one line per request. A port in use, Kafka or the registry out of reach stops the start',
+    'with one line, within seconds.',
     'Stops gracefully on SIGTERM or SIGINT: no new requests, in-flight ones answered, queue flushed.',
+    '',
+    CONNECTION_HELP,
+    '',
+    STACK_ENV_HELP,
   ].join('\n'),
   async run(args) {
     parseOptions(args, {});
     try {
-      return await runIngest();
+      return await runIngest(withLocalStack(process.env));
     } catch (error) {
       if (error instanceof RawTopicError) throw new CommandFailed(error.message);
       // The cluster cannot be reached (or refuses) for the start-up check: one line, not a stack.

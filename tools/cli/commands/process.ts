@@ -4,21 +4,39 @@ import { STAGES, startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
 import type { RunningStage } from '../../../runtime/streams/stage.js';
-import { type Command, CommandFailed, exitIfStillRunning, parseOptions, UsageError } from '../command.js';
+import {
+  CONNECTION_HELP,
+  type Command,
+  CommandFailed,
+  clusterFailure,
+  exitIfStillRunning,
+  parseOptions,
+  UsageError,
+} from '../command.js';
+import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
 
 const HELP = `usage: hookledger process [options]
 
 Runs the processors: dedupe-router (webhooks.raw → webhooks.unique, entity.*, webhooks.failures,
 webhooks.dlq; exactly-once) and tables (entity.* → entity.<name>.latest; at-least-once, idempotent).
-Serves /healthz, /readyz (every assigned partition restored) and /metrics on PROCESSOR_HOST:PROCESSOR_PORT.
+Serves /healthz, /readyz (every assigned partition restored) and /metrics on PROCESSOR_HOST:PROCESSOR_PORT
+(among them how often the platform retries and how late it delivers: README "Operating it").
+Logs JSON lines on stdout. A port in use, Kafka or the registry out of reach stops the start with one
+line, within seconds, before any stage joins its group.
 
 options:
   --only <stage>        run one stage: dedupe-router or tables (default: both)
   --concurrency <n>     batches of different partitions processed at once (default 1)
   -h, --help            this text
 
-environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, PROCESSOR_HOST,
-PROCESSOR_PORT, PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS, LOG_LEVEL`;
+environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_DATE_ZONE (the zone
+a webhook.date without one is read in: UTC or an offset such as +01:00; unset, it is dead-lettered),
+PROCESSOR_HOST, PROCESSOR_PORT, PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS,
+HOOKLEDGER_INSTANCE_ID (keep it across restarts; one per instance running at the same time), LOG_LEVEL
+
+${CONNECTION_HELP}
+
+${STACK_ENV_HELP}`;
 
 export const command: Command = {
   help: HELP,
@@ -31,7 +49,7 @@ export const command: Command = {
     if (!Number.isInteger(concurrency) || concurrency < 1)
       throw new UsageError('--concurrency: expected a positive integer');
 
-    const config = loadConfig();
+    const config = loadConfig(withLocalStack(process.env));
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'process' });
     const processors = await startProcessors({ config, logger, stages: names, concurrency }).catch(
       (error: unknown) => {
@@ -41,7 +59,8 @@ export const command: Command = {
             `a value schema is not registered (${(error as Error).message.split('\n')[0]}): run \`hookledger topics\` first`,
           );
         }
-        throw error;
+        // Kafka unreachable, or refusing the credentials or the certificate: one line naming it.
+        throw clusterFailure(error, config.KAFKA_BROKERS) ?? error;
       },
     );
 

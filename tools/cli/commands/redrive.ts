@@ -1,10 +1,21 @@
 // `hookledger redrive`: sends dead-lettered deliveries back through the live router after a fix.
+import { DLQ_REASONS, type DlqReason } from '../../../processors/dedupe-router/dead-letter.js';
 import { loadConfig } from '../../../runtime/config.js';
+import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
+import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { redrive, redriveSummary } from '../../redrive/redrive.js';
 import { BoundsError, parseTime } from '../../replay/bounds.js';
-import { type Command, CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
+import {
+  CONNECTION_HELP,
+  type Command,
+  CommandFailed,
+  clusterFailure,
+  parseOptions,
+  UsageError,
+} from '../command.js';
+import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
 
 const HELP = `usage: hookledger redrive [options]
 
@@ -17,13 +28,37 @@ redrive) is a duplicate, so redriving again adds nothing. An id older than the d
 longer known to the router and is processed as a first delivery.
 
 options:
-  --reason <code>   only dead letters with this reason (repeatable), e.g. record-invalid
+  --reason <code>   only dead letters with this reason (repeatable), one of the codes below
   --from <time>     only dead letters of raw records stored at or after this ISO 8601 time
   --to <time>       only those stored before this time
   --dry-run         read and count; send nothing
   -h, --help        this text
 
-environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL`;
+reasons (docs/topics.md says what each means; envelope-undecodable ones have no envelope to send):
+${wrap(DLQ_REASONS.join(', '), 100, '  ')}
+
+environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL
+
+${CONNECTION_HELP}
+
+${STACK_ENV_HELP}`;
+
+function isDlqReason(reason: string): reason is DlqReason {
+  return (DLQ_REASONS as readonly string[]).includes(reason);
+}
+
+/** Words joined by single spaces, broken into lines of at most `width` characters, each indented. */
+function wrap(text: string, width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent.length + line.length + 1 + word.length > width) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  return [...lines, indent + line].join('\n');
+}
 
 export interface RedriveIo {
   stdout: { write(text: string): unknown };
@@ -47,13 +82,18 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
     if (error instanceof BoundsError) throw new UsageError(error.message);
     throw error;
   }
+  const unknown = (values.reason ?? []).filter((reason) => !isDlqReason(reason));
+  if (unknown.length > 0)
+    throw new UsageError(
+      `--reason: unknown reason ${unknown.map((r) => `"${r}"`).join(', ')} (the dead-letter reasons: ${DLQ_REASONS.join(', ')})`,
+    );
   if (fromTime !== undefined && toTime !== undefined && toTime <= fromTime)
     throw new UsageError('--to must be later than --from');
-  const config = loadConfig(io.env);
+  const config = loadConfig(withLocalStack(io.env));
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'redrive' });
-  const settings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-redrive', logger };
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-redrive' });
+  const settings = kafkaSettings(config, 'hookledger-redrive', logger);
+  const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-redrive' });
   try {
     const result = await redrive({
       settings,

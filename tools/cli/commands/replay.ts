@@ -13,14 +13,30 @@ import { progressReporter } from '../../replay/progress.js';
 import { ReplayConflictError, type ReplayStage, runReplay } from '../../replay/replay.js';
 import { cutOver, summary } from '../../replay/report.js';
 import { defaultReplayId, MissingLiveTopicError, REPLAY_ID } from '../../replay/topics.js';
-import { type Command, CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
+import {
+  CONNECTION_HELP,
+  type Command,
+  CommandFailed,
+  clusterFailure,
+  parseOptions,
+  UsageError,
+} from '../command.js';
+import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
+import { DIFF_HELP, runReplayDiffCommand } from './replay-diff.js';
 
 const HELP = `usage: hookledger replay [options]
+       hookledger replay diff --id <id> [--json]   (compare a replay with live: replay diff --help)
 
 Reads webhooks.raw (all of it, or a range) through the same topologies as the live processors, with
 fresh state, into side-by-side topics <topic>.replay-<id> (created with their live twins' settings);
 it never writes a live topic. Stops when every raw partition reaches its end bound, prints a summary
-(read, written per topic, duplicates, dead-lettered) and how consumers cut over.
+(read, written per topic, duplicates, dead-lettered) and how consumers cut over. Meanwhile it shows,
+per stage, the source offsets passed of those in range and the records read (a bar on a terminal, a
+line every 10 s otherwise); the tables of a whole replay count from where this run started on the
+replay's streams, and their total grows until the router is done.
+
+\`hookledger replay diff --id <id>\` then compares the replay's topics with the live ones within its
+bounds (see \`hookledger replay diff --help\`).
 
 Safe to interrupt (Ctrl-C): running it again with the same --id resumes from the offsets committed
 with the outputs (exactly-once), within the bounds of its first run.
@@ -36,8 +52,13 @@ options:
   --trigger <name>        only deliveries with this trigger (repeatable); others are skipped
   -h, --help              this text
 
-environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, INGEST_BODY_LIMIT,
-PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS, LOG_LEVEL`;
+environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_DATE_ZONE (give it the
+live router's value, so the replay routes alike), INGEST_BODY_LIMIT,
+PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS, LOG_LEVEL
+
+${CONNECTION_HELP}
+
+${STACK_ENV_HELP}`;
 
 const STAGES: readonly ReplayStage[] = ['dedupe-router', 'tables', 'all'];
 
@@ -84,7 +105,7 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
     if (error instanceof BoundsError) throw new UsageError(error.message);
     throw error;
   }
-  const config = loadConfig(io.env);
+  const config = loadConfig(withLocalStack(io.env));
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'replay' });
   io.stderr.write(`replay ${id}: ${stage}, into <topic>.replay-${id}\n`);
@@ -100,7 +121,13 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
       ...(values.trigger === undefined ? {} : { triggers: values.trigger }),
       ...(io.signal === undefined ? {} : { signal: io.signal }),
       onProgress: (p) =>
-        reporter.update({ label: p.stage, done: p.done, total: p.total, elapsedMs: p.elapsedMs }),
+        reporter.update({
+          label: p.stage,
+          done: p.done,
+          total: p.total,
+          read: p.read,
+          elapsedMs: p.elapsedMs,
+        }),
     });
   } catch (error) {
     reporter.end();
@@ -127,7 +154,25 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
 
 export const command: Command = {
   help: HELP,
+  // `replay diff --help` is the diff's own text.
+  ownHelp: true,
   async run(args) {
+    const wantsHelp = args.includes('--help') || args.includes('-h');
+    if (args[0] === 'diff') {
+      if (wantsHelp) {
+        process.stdout.write(`${DIFF_HELP}\n`);
+        return 0;
+      }
+      return runReplayDiffCommand(args.slice(1), {
+        stdout: process.stdout,
+        stderr: process.stderr,
+        env: process.env,
+      });
+    }
+    if (wantsHelp) {
+      process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
     const controller = new AbortController();
     const stop = () => controller.abort();
     process.once('SIGINT', stop);

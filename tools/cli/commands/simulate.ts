@@ -1,18 +1,29 @@
 // `hookledger simulate`: behaves like the platform's webhook sender against an ingest (or any URL).
 import { writeFile } from 'node:fs/promises';
 import { formatDuration } from '../../../runtime/duration.js';
+import { INVALID_KINDS, INVALID_REASONS } from '../../simulate/invalid.js';
 import { parseSimulateArgs } from '../../simulate/options.js';
 import { progressLine, summaryJson, summaryLine } from '../../simulate/report.js';
 import { createSimulation } from '../../simulate/simulation.js';
 import { type Command, CommandFailed } from '../command.js';
+
+// The invalid kinds' stories, one per line under --invalid-rate: help and generator cannot drift apart.
+const INVALID_LIST = INVALID_REASONS.map(
+  (reason) => `                             ${reason}: ${INVALID_KINDS[reason].story}`,
+).join('\n');
 
 const HELP = `usage: hookledger simulate (--source <name> | --url <url>) [options]
 
 Sends webhooks the way the platform does: every trigger of the contract, the energy switch Full, Minimal
 and Latest-commission queries, OperationFailure results; signed with HMAC-SHA1 (X-Signature); a
 non-200 or a timeout is retried with exponential back-off (same webhook id) until the retry window ends.
-Stop with Ctrl-C. Prints progress on stderr and a final line: sent, acknowledged, retried, gave up.
-Exits non-zero if any webhook was given up.
+On request, some webhooks are sent twice, out of order, or invalid (signed, so ingest stores them, but
+the router dead-letters them). Stop with Ctrl-C. Prints progress on stderr and a summary on stdout:
+  sent 300 webhooks in 360 deliveries: acknowledged 300, retried 60 (duplicates sent on purpose 60,
+  after a failure 0), gave up 0, invalid 15, OperationFailure 15
+With --count, each rate is an exact share of the webhooks, rounded: --count 300 --invalid-rate 0.05
+sends exactly 15 invalid ones (without --count, each webhook draws on its own). Exits non-zero if any
+webhook was given up.
 
 options:
   --source <name>          post to http://127.0.0.1:8080/webhooks/<name>
@@ -20,23 +31,30 @@ options:
   --key <key>              the source's shared key (also HOOKLEDGER_SIMULATE_KEY)
   --key-file <path>        read the key from a file
   --unsigned               send no X-Signature (a source declared "signature": "none")
-  --count <n>              webhooks to send (default: until stopped); duplicates come on top
-  --rate <n/s>             new deliveries per second: 10, 10/s, 600/m or unlimited (default 10/s)
+  --count <n>              webhooks to send (default: until stopped); duplicates and retries come on top
+  --rate <n/s>             new deliveries (webhooks and duplicates) per second: 10, 10/s, 600/m or
+                           unlimited (default 10/s); retries after a failure are not held back
   --concurrency <n>        requests open at once (default 8)
   --timeout <duration>     an attempt without an answer by then has failed (default 30s)
   --retry-window <d>       retries stop this long after the first attempt (default 72h; 10s for tests)
   --backoff <duration>     wait before the first retry, doubling after each (default 1s, jittered)
   --max-backoff <d>        the wait between retries grows no longer than this (default 1h)
-  --duplicate-rate <0..1>  share of acknowledged webhooks sent again, byte for byte or re-serialized
-                           with another key order and whitespace and signed anew (default 0)
+  --duplicate-rate <0..1>  share of webhooks sent again once acknowledged, as the platform may (same
+                           id): byte for byte, or re-serialized with another key order and whitespace
+                           and signed anew (default 0); the router keeps the first of each id
   --reorder-rate <0..1>    share of webhooks sent after 1-3 newer ones (default 0)
-  --failure-rate <0..1>    share of queries answering OperationFailure, not found (default 0.02)
+  --failure-rate <0..1>    share of webhooks whose query answers OperationFailure (an id not found):
+                           the router sends them to webhooks.failures (default 0.02). UserDeleted is
+                           answered so too, as a deletion, and is not counted here
+  --invalid-rate <0..1>    share of webhooks the router dead-letters to webhooks.dlq, one reason after
+                           the other (default 0):
+${INVALID_LIST}
   --other-triggers <list>  operator-enabled triggers sent now and then (default PaymentAdded,
                            InvoiceAdded,MeterReadingAdded; "" for none)
   --seed <text>            repeat a run's webhooks (ids, entities, values); printed at the start
   --start <date-time>      webhook.date of the first webhook (default now); with --seed, same bytes
   --ids-file <path>        write the acknowledged webhook ids there, one per line
-  --json                   print the final summary as JSON
+  --json                   print the summary as JSON
   -h, --help               this text`;
 
 export interface SimulateIo {
@@ -89,7 +107,7 @@ export async function runSimulate(args: string[], io: SimulateIo): Promise<numbe
   io.stdout.write(`${json ? summaryJson(result, options.seed) : summaryLine(result)}\n`);
   if (result.gaveUp > 0) {
     throw new CommandFailed(
-      `gave up on ${result.gaveUp} of ${result.sent} deliveries at the end of the ${formatDuration(options.policy.windowMs)} retry window (last failure: ${result.lastFailure ?? 'unknown'})`,
+      `gave up on ${result.gaveUp} of ${result.webhooks} webhooks at the end of the ${formatDuration(options.policy.windowMs)} retry window (last failure: ${result.lastFailure ?? 'unknown'})`,
     );
   }
   return result.interrupted > 0 || controller.signal.aborted ? 130 : 0;

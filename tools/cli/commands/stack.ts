@@ -1,17 +1,18 @@
 // `hookledger stack`: a local Kafka broker and schema registry for development, tests and CI.
 import { type Logger, pino } from 'pino';
 import {
+  actOnKafkaIn,
   DEFAULT_KAFKA_VERSION,
   defaultStateDir,
   ensureArtifacts,
   KAFKA_RELEASES,
   KAFKA_TOOLS,
   kafkaRelease,
+  MAX_LOCAL_BROKERS,
   readStackRecord,
   renderStackEnv,
   requireJava,
   requireKafkaRelease,
-  restartKafkaIn,
   runKafkaTool,
   StackError,
   stackFiles,
@@ -30,7 +31,7 @@ const STATE_DIR_HELP =
 
 const HELP: Record<string, string> = {
   up: [
-    'usage: hookledger stack up [--state-dir <dir>]',
+    'usage: hookledger stack up [--state-dir <dir>] [--brokers <n>] [--secure]',
     '',
     'Starts Kafka and the schema registry in the background and prints the variables that point at them',
     '(also written to <state-dir>/stack.env). Data is kept between `up`s. Where they come from, in order:',
@@ -40,6 +41,16 @@ const HELP: Record<string, string> = {
     VERSION_HELP,
     '',
     STATE_DIR_HELP,
+    '  --secure            local JVMs, one broker: clients reach Kafka over SASL_SSL (SCRAM-SHA-512, a',
+    '                      certificate from a CA made at first start, in <state-dir>/secure/) and the registry',
+    '                      with HTTP basic auth; the printed variables include KAFKA_SECURITY_PROTOCOL,',
+    '                      KAFKA_SASL_*, KAFKA_SSL_CA_FILE and SCHEMA_REGISTRY_USERNAME/_PASSWORD. Needs openssl.',
+    '  --brokers <n>       local JVMs: a KRaft cluster of n nodes (each a broker and a controller; 3 is the',
+    '                      one to test losing a broker): internal and new topics get 3 replicas with',
+    '                      min.insync.replicas 2, so `hookledger topics` passes its production checks.',
+    '                      `stack kill kafka <n>` and `stack restart kafka <n>` act on one node.',
+    '                      A state dir keeps the broker count it was first started with (the default',
+    '                      for later `up`s).',
   ].join('\n'),
   down: [
     'usage: hookledger stack down [--state-dir <dir>] [--purge]',
@@ -57,10 +68,19 @@ const HELP: Record<string, string> = {
     STATE_DIR_HELP,
   ].join('\n'),
   restart: [
-    'usage: hookledger stack restart kafka [--state-dir <dir>]',
+    'usage: hookledger stack restart kafka [<n>] [--state-dir <dir>]',
     '',
-    'Stops the broker and starts it again on the same port with the same data (the registry stays up),',
-    'in the Kafka version it was started with.',
+    'Stops the brokers (or only node n of a cluster) and starts them again on the same ports with the same',
+    'data (the registry stays up), in the Kafka version the stack was started with. Also starts a node',
+    'that `stack kill` stopped.',
+    '',
+    STATE_DIR_HELP,
+  ].join('\n'),
+  kill: [
+    'usage: hookledger stack kill kafka <n> [--state-dir <dir>]',
+    '',
+    'SIGKILLs Kafka node n, as a crashed machine would stop: no clean shutdown, no leadership handed over.',
+    'On a cluster (`stack up --brokers 3`) the others keep serving; `stack restart kafka <n>` brings it back.',
     '',
     STATE_DIR_HELP,
   ].join('\n'),
@@ -95,7 +115,8 @@ const help = [
   '  up                       start in the background; prints KAFKA_BROKERS=… and SCHEMA_REGISTRY_URL=…',
   '  down [--purge]           stop it (data stays unless --purge)',
   '  status                   what runs where',
-  '  restart kafka            stop and start the broker on the same port and data',
+  '  restart kafka [<n>]      stop and start the brokers (or node n) on the same ports and data',
+  '  kill kafka <n>           SIGKILL Kafka node n, as a crash (restart kafka <n> starts it again)',
   '  fetch                    download and cache the JVM artifacts only (CI)',
   '  kafka-tool <tool> [...]  run a Kafka CLI tool (topics, console-consumer, consumer-groups, …)',
   '',
@@ -128,8 +149,19 @@ function noPositionals(subcommand: string, positionals: string[]): void {
 }
 
 async function up(args: string[]): Promise<number> {
-  const { stateDir, positionals } = stateDirOption(args);
+  const { values, positionals } = parseOptions(
+    args,
+    { 'state-dir': { type: 'string' }, secure: { type: 'boolean' }, brokers: { type: 'string' } },
+    true,
+  );
+  const stateDir = resolveStateDir(values['state-dir']);
   noPositionals('up', positionals);
+  const brokers = values.brokers === undefined ? undefined : Number(values.brokers);
+  if (brokers !== undefined && !(Number.isInteger(brokers) && brokers >= 1 && brokers <= MAX_LOCAL_BROKERS)) {
+    throw new UsageError(
+      `--brokers: expected a whole number from 1 to ${MAX_LOCAL_BROKERS}, got ${values.brokers}`,
+    );
+  }
   const already = await stackStatus(stateDir);
   if (already?.healthy) {
     console.error(`hookledger: a stack already runs from ${stateDir}`);
@@ -145,7 +177,13 @@ async function up(args: string[]): Promise<number> {
   process.once('SIGTERM', interrupted);
   try {
     console.error(`hookledger: starting the stack (state: ${stateDir}) …`);
-    const stack = await startStack({ stateDir, detached: true, logger: stderrLogger() });
+    const stack = await startStack({
+      stateDir,
+      detached: true,
+      logger: stderrLogger(),
+      ...(values.secure ? { secure: true } : {}),
+      ...(brokers === undefined ? {} : { brokers }),
+    });
     if (stack.kind === 'configured') {
       console.error('hookledger: KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set: nothing to start');
     } else {
@@ -203,15 +241,39 @@ async function status(args: string[]): Promise<number> {
   return current.healthy ? 0 : 1;
 }
 
+/** `kafka` or `kafka <n>`: which Kafka node a restart or kill acts on (undefined: every node). */
+function kafkaNodeArgument(subcommand: 'restart' | 'kill', positionals: string[]): number | undefined {
+  const usage = `usage: hookledger stack ${subcommand} kafka ${subcommand === 'kill' ? '<n>' : '[<n>]'} [--state-dir <dir>]`;
+  if (positionals[0] !== 'kafka' || positionals.length > 2)
+    throw new UsageError(`${usage} (only Kafka ${subcommand}s)`);
+  if (positionals[1] === undefined) return undefined;
+  const node = Number(positionals[1]);
+  if (!Number.isInteger(node) || node < 1)
+    throw new UsageError(`${usage}: expected a node number, got "${positionals[1]}"`);
+  return node;
+}
+
 async function restart(args: string[]): Promise<number> {
   const { stateDir, positionals } = stateDirOption(args);
-  if (positionals.length !== 1 || positionals[0] !== 'kafka') {
-    throw new UsageError('usage: hookledger stack restart kafka [--state-dir <dir>] (only Kafka restarts)');
-  }
+  const node = kafkaNodeArgument('restart', positionals);
   const started = Date.now();
-  const brokers = await restartKafkaIn(stateDir, { logger: stderrLogger() });
+  const brokers = await actOnKafkaIn(stateDir, 'restart', {
+    logger: stderrLogger(),
+    ...(node === undefined ? {} : { node }),
+  });
   console.error(
-    `hookledger: Kafka restarted on ${brokers.join(',')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `hookledger: Kafka${node === undefined ? '' : ` node ${node}`} restarted on ${brokers.join(',')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return 0;
+}
+
+async function kill(args: string[]): Promise<number> {
+  const { stateDir, positionals } = stateDirOption(args);
+  const node = kafkaNodeArgument('kill', positionals);
+  if (node === undefined) throw new UsageError('usage: hookledger stack kill kafka <n> [--state-dir <dir>]');
+  const brokers = await actOnKafkaIn(stateDir, 'kill', { logger: stderrLogger(), node });
+  console.error(
+    `hookledger: Kafka node ${node} (${brokers.join(',')}) killed with SIGKILL; \`hookledger stack restart kafka ${node}\` starts it again`,
   );
   return 0;
 }
@@ -254,6 +316,7 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   down,
   status,
   restart,
+  kill,
   fetch,
   'kafka-tool': kafkaTool,
 };

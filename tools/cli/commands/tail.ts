@@ -1,32 +1,54 @@
 // `hookledger tail <stream>`: prints a topic's records as JSON lines, values decoded through the registry.
 import { loadConfig } from '../../../runtime/config.js';
+import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
+import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
-import { resolveTopic } from '../../tail/streams.js';
+import { resolveTopic, streamsHelp } from '../../tail/streams.js';
 import { tail, UnknownTopicError } from '../../tail/tail.js';
-import { type Command, CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
+import {
+  CONNECTION_HELP,
+  type Command,
+  CommandFailed,
+  clusterFailure,
+  parseOptions,
+  UsageError,
+} from '../command.js';
+import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
 
 const HELP = `usage: hookledger tail <stream> [options]
 
 Prints the records of a topic as JSON lines: {topic, partition, offset, timestamp, key, value}, the value
 decoded through the schema registry (a tombstone prints value null). Bytes fields such as the raw
 envelope's body print as text when they are valid UTF-8 text, else as base64; "encodings" names which,
-by path (e.g. {"value.body":"utf8"}). Reads committed records only (read_committed), in a throwaway
-consumer group that commits no offsets. Records are in order within a partition; partitions interleave.
+by path (e.g. {"value.body":"utf8"}). Reads committed records only (read_committed), assigning the
+partitions itself: it joins no consumer group and commits nothing. Records are in order within a
+partition; partitions interleave.
 
-<stream> is a topic's logical name, TOPIC_PREFIX added: webhooks.raw, webhooks.unique, webhooks.failures,
-webhooks.dlq, webhooks.dedupe-changelog, entity.<name>, entity.<name>.latest (user, account, document,
-todo, energy-switch, energy-switch-commission, other); any other name is taken as a full topic name.
+A compacted topic (cleanup.policy compact, as the broker has it) is a table: read --from-beginning, it
+is read to its end first, then printed as the last record of each key, in partition and offset order
+(a tombstone removes its key); with --follow every change after that prints as it comes, tombstones as
+value null. --history prints every record instead, as for any other topic.
+
+<stream> is a topic's logical name, TOPIC_PREFIX added; <name> is one of those beside its pattern, and
+* marks a compacted topic:
+${streamsHelp()}
+Any other name is taken as a full topic name (a replay's copy, say: entity.user.latest.replay-try1).
 
 options:
   --from-beginning   start at each partition's earliest record (default: only records written from now)
   --follow           keep waiting for new records (default: stop once caught up with the end offsets taken
                      at the start; without --from-beginning, tail always follows)
+  --history          a compacted topic's every record, not only the last per key
   --key <key>        only records with this key
-  --limit <n>        stop after printing n records
+  --limit <n>        stop after printing n records (rows, for a table)
   -h, --help         this text
 
-environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL`;
+environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL
+
+${CONNECTION_HELP}
+
+${STACK_ENV_HELP}`;
 
 export interface TailIo {
   stdout: { write(text: string): unknown };
@@ -42,6 +64,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
     {
       'from-beginning': { type: 'boolean', default: false },
       follow: { type: 'boolean', default: false },
+      history: { type: 'boolean', default: false },
       key: { type: 'string' },
       limit: { type: 'string' },
     },
@@ -60,12 +83,12 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
     if (!Number.isInteger(limit) || limit < 1)
       throw new UsageError(`--limit: expected a positive integer, got "${values.limit}"`);
   }
-  const config = loadConfig(io.env);
+  const config = loadConfig(withLocalStack(io.env));
   const topic = resolveTopic(positionals[0]!, config.TOPIC_PREFIX);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'tail' });
-  const settings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-tail', logger };
-  const serde = createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'hookledger-tail' });
+  const settings = kafkaSettings(config, 'hookledger-tail', logger);
+  const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-tail' });
 
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -79,6 +102,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
         fromBeginning,
         // Without --from-beginning there is nothing to catch up with: only following can show anything.
         follow: (values.follow ?? false) || !fromBeginning,
+        history: values.history ?? false,
         ...(values.key === undefined ? {} : { key: values.key }),
         ...(limit === undefined ? {} : { limit }),
       },

@@ -10,12 +10,23 @@ import {
   type EnsureTopicsResult,
   ensureTopics,
   TopicConflictError,
+  TopicsNotReadyError,
 } from '../../../runtime/kafka/ensure-topics.js';
+import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger, type Logger } from '../../../runtime/log.js';
+import { registryAccess } from '../../../schemas/registry-access.js';
 import { CompatibilityLevelError, createSerde, type RegisteredSubject } from '../../../schemas/serde.js';
 import { DurabilityError, rawDurabilityCheck } from '../../../schemas/topic-checks.js';
 import { DEFAULT_PARTITIONS, topicCatalog, topicNames } from '../../../schemas/topics.js';
-import { type Command, CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
+import {
+  CONNECTION_HELP,
+  type Command,
+  CommandFailed,
+  clusterFailure,
+  parseOptions,
+  UsageError,
+} from '../command.js';
+import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
 
 const HELP = `usage: hookledger topics [options]
 
@@ -34,7 +45,11 @@ options:
   -h, --help                this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, TOPIC_PARTITIONS, INGEST_BODY_LIMIT,
-DEDUPE_WINDOW, HOOKLEDGER_LOCAL_STACK, LOG_LEVEL`;
+DEDUPE_WINDOW, QUARANTINE_RETENTION, HOOKLEDGER_LOCAL_STACK, LOG_LEVEL
+
+${CONNECTION_HELP}
+
+${STACK_ENV_HELP}`;
 
 /** The registry could not be reached or refused a schema (an incompatible change, say). */
 export class SchemaRegistrationError extends Error {
@@ -47,6 +62,8 @@ export interface SetUpTopicsOptions {
   /** Warn instead of refusing a raw topic that is not durable enough for production. */
   local: boolean;
   partitions?: number;
+  /** Partitions when neither `partitions`, TOPIC_PARTITIONS nor an existing raw topic says (start: 4 locally). */
+  newPartitions?: number;
   replicationFactor?: number;
   dryRun?: boolean;
   /** Where durability warnings go (a local stack). */
@@ -62,32 +79,35 @@ export interface SetUpTopicsResult extends EnsureTopicsResult {
 
 /**
  * Creates or verifies every catalog topic, then registers the value schemas. Throws TopicConflictError,
- * DurabilityError, CompatibilityLevelError or SchemaRegistrationError for what a person must resolve.
+ * DurabilityError, CompatibilityLevelError, SchemaRegistrationError or TopicsNotReadyError for what a
+ * person must resolve (setUpFailure turns them into one line).
  */
 export async function setUpTopics({
   config,
   logger,
   local,
   partitions,
+  newPartitions = DEFAULT_PARTITIONS,
   replicationFactor,
   dryRun = false,
   warn,
 }: SetUpTopicsOptions): Promise<SetUpTopicsResult> {
   const names = topicNames(config.TOPIC_PREFIX);
-  const settings = { brokers: config.KAFKA_BROKERS, clientId: 'hookledger-topics', logger };
+  const settings = kafkaSettings(config, 'hookledger-topics', logger);
   const ensured = await withAdmin(settings, async (admin) => {
     const rf = replicationFactor ?? defaultReplicationFactor(await brokerCount(admin));
     const count =
       partitions ??
       config.TOPIC_PARTITIONS ??
       (await topicStates(admin, [names.raw])).get(names.raw)?.partitions ??
-      DEFAULT_PARTITIONS;
+      newPartitions;
     const specs = topicCatalog({
       prefix: config.TOPIC_PREFIX,
       bodyLimit: config.INGEST_BODY_LIMIT,
       dedupeWindowMs: config.DEDUPE_WINDOW,
       partitions: count,
       replicationFactor: rf,
+      quarantineRetentionMs: config.QUARANTINE_RETENTION,
     });
     const result = await ensureTopics(admin, specs, {
       dryRun,
@@ -99,7 +119,7 @@ export async function setUpTopics({
   const registryUrl = config.SCHEMA_REGISTRY_URL;
   const schemas = dryRun
     ? []
-    : await createSerde({ registryUrl })
+    : await createSerde({ ...registryAccess(config), clientId: 'hookledger-topics' })
         .registerAll(config.TOPIC_PREFIX)
         .catch((error: unknown) => {
           if (error instanceof CompatibilityLevelError) throw error;
@@ -111,6 +131,17 @@ export async function setUpTopics({
           );
         });
   return { ...ensured, schemas };
+}
+
+/** What setUpTopics throws for a person to resolve, as the one line the CLI prints; undefined otherwise. */
+export function setUpFailure(error: unknown): CommandFailed | undefined {
+  const expected =
+    error instanceof TopicConflictError ||
+    error instanceof DurabilityError ||
+    error instanceof CompatibilityLevelError ||
+    error instanceof SchemaRegistrationError ||
+    error instanceof TopicsNotReadyError;
+  return expected ? new CommandFailed(error.message, { cause: error }) : undefined;
 }
 
 function positiveInteger(flag: string, text: string | undefined): number | undefined {
@@ -144,7 +175,7 @@ export const command: Command = {
     });
     const partitions = positiveInteger('--partitions', values.partitions);
     const replicationFactor = positiveInteger('--replication-factor', values['replication-factor']);
-    const config = loadConfig();
+    const config = loadConfig(withLocalStack(process.env));
     // The outcome is printed as one line; client logs only when debugging.
     const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
     const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'topics' });
@@ -162,17 +193,7 @@ export const command: Command = {
         warn: (message) => console.error(`warning: ${message}`),
       });
     } catch (error) {
-      if (
-        error instanceof TopicConflictError ||
-        error instanceof DurabilityError ||
-        error instanceof CompatibilityLevelError ||
-        error instanceof SchemaRegistrationError
-      ) {
-        throw new CommandFailed(error.message);
-      }
-      const failure = clusterFailure(error, config.KAFKA_BROKERS);
-      if (failure) throw failure;
-      throw error;
+      throw setUpFailure(error) ?? clusterFailure(error, config.KAFKA_BROKERS) ?? error;
     }
 
     console.log(

@@ -33,4 +33,38 @@ describe('parseInstant', () => {
   it('keeps years below 100 as they are', () => {
     expect(new Date(parseInstant('0050-01-01T00:00:00Z')!).getUTCFullYear()).toBe(50);
   });
+
+  describe('a date-time without a zone, read in a configured zone (WEBHOOK_DATE_ZONE)', () => {
+    it.each([
+      ['UTC', '2026-11-20T10:15:30.123', 0, '2026-11-20T10:15:30.123Z'],
+      ['one hour east', '2026-11-20T11:15:30', 60, '2026-11-20T10:15:30.000Z'],
+      ['five and a half hours east', '2026-11-20T15:45:00', 330, '2026-11-20T10:15:00.000Z'],
+      ['five hours west', '2026-11-20T05:15', -300, '2026-11-20T10:15:00.000Z'],
+      ['across a day and a year', '2027-01-01T00:30:00', 60, '2026-12-31T23:30:00.000Z'],
+    ])('%s: %s is %s', (_, text, offset, iso) => {
+      expect(parseInstant(text, offset)).toBe(Date.parse(iso));
+    });
+
+    it('leaves a date-time that names its own zone as it says', () => {
+      expect(parseInstant('2026-11-20T10:15:00Z', 60)).toBe(Date.parse('2026-11-20T10:15:00Z'));
+      expect(parseInstant('2026-11-20T10:15:00-05:00', 60)).toBe(Date.parse('2026-11-20T15:15:00Z'));
+    });
+
+    it('still refuses what is not a date-time', () => {
+      expect(parseInstant('2026-11-20', 0)).toBeUndefined();
+      expect(parseInstant('2026-02-30T00:00:00', 0)).toBeUndefined();
+      expect(parseInstant('2026-11-20T10:15:00 junk', 0)).toBeUndefined();
+    });
+
+    it("never depends on the machine's time zone", () => {
+      const zone = process.env.TZ;
+      try {
+        process.env.TZ = 'Pacific/Kiritimati';
+        expect(parseInstant('2026-11-20T10:15:00', 0)).toBe(Date.parse('2026-11-20T10:15:00Z'));
+      } finally {
+        if (zone === undefined) delete process.env.TZ;
+        else process.env.TZ = zone;
+      }
+    });
+  });
 });

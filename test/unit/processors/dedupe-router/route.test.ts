@@ -310,3 +310,55 @@ describe('route() routes what the contract allows', () => {
     });
   });
 });
+
+describe('route() with WEBHOOK_DATE_ZONE set', () => {
+  const zoneless = (date: string) => body({ webhook: { id: 'wh_1', trigger: 'UserAdded', date } });
+
+  it('reads a webhook date without a zone in the configured zone', () => {
+    const decision = route(envelopeFor(zoneless('2026-11-20T13:00:00')), { webhookDateOffsetMinutes: 60 });
+    expect(decision.kind).toBe('routed');
+    expect(entityEvent(decision).occurredAt).toBe(Date.parse('2026-11-20T12:00:00Z'));
+  });
+
+  it('routes the zone-less date exactly as the same instant written in UTC', () => {
+    const settings = { webhookDateOffsetMinutes: 0 };
+    const local = route(envelopeFor(zoneless('2026-11-20T12:00:00')), settings);
+    const utc = route(envelopeFor(zoneless('2026-11-20T12:00:00Z')), settings);
+    expect(local.outputs.map((o) => [o.topic, o.key])).toEqual(utc.outputs.map((o) => [o.topic, o.key]));
+    expect(entityEvent(local).occurredAt).toBe(entityEvent(utc).occurredAt);
+  });
+
+  it('leaves a date with its own zone as it says', () => {
+    const decision = route(envelopeFor(zoneless('2026-11-20T12:00:00-05:00')), {
+      webhookDateOffsetMinutes: 60,
+    });
+    expect(entityEvent(decision).occurredAt).toBe(Date.parse('2026-11-20T17:00:00Z'));
+  });
+
+  it('still dead-letters a date that is not a date-time', () => {
+    const letter = deadLetter(route(envelopeFor(zoneless('yesterday')), { webhookDateOffsetMinutes: 0 }));
+    expect(letter.reason).toBe('webhook-date-invalid');
+    expect(letter.message).toBe('webhook.date "yesterday": expected an ISO 8601 date-time');
+  });
+
+  it('unset, a zone-less date is dead-lettered with a message naming the setting', () => {
+    const letter = deadLetter(route(envelopeFor(zoneless('2026-11-20T12:00:00'))));
+    expect(letter.reason).toBe('webhook-date-invalid');
+    expect(letter.message).toContain('WEBHOOK_DATE_ZONE');
+  });
+
+  it("applies to webhook.date only: an energy switch's commission.statusDate still needs its zone", () => {
+    const root = {
+      __typename: 'EnergySwitch',
+      id: 'es_1',
+      commission: { status: 'EXPECTED', statusDate: '2026-11-20T12:00:00' },
+    };
+    const payload = body({
+      webhook: { id: 'wh_1', trigger: 'EnergySwitchAdded', date: '2026-11-20T12:00:00' },
+      data: { getEnergySwitch: root },
+    });
+    const letter = deadLetter(route(envelopeFor(payload), { webhookDateOffsetMinutes: 0 }));
+    expect(letter.reason).toBe('record-invalid');
+    expect(letter.message).toContain('commission.statusDate');
+  });
+});
