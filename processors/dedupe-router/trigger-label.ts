@@ -2,7 +2,7 @@
 // cannot create series by inventing trigger names.
 
 /** The triggers the platform's contract lists (docs/webhook-contract.md, Events). */
-export const CONTRACT_TRIGGERS: readonly string[] = [
+export const CONTRACT_TRIGGERS = [
   'UserAdded',
   'UserDeleted',
   'AccountAdded',
@@ -11,11 +11,12 @@ export const CONTRACT_TRIGGERS: readonly string[] = [
   'ToDoDone',
   'EnergySwitchAdded',
   'EnergySwitchUpdated',
-];
+] as const;
+export type ContractTrigger = (typeof CONTRACT_TRIGGERS)[number];
 
 export const OTHER_TRIGGER = 'other';
 
-const KNOWN = new Set(CONTRACT_TRIGGERS);
+const KNOWN = new Set<string>(CONTRACT_TRIGGERS);
 
 export function triggerLabel(trigger: string | null): string {
   return trigger !== null && KNOWN.has(trigger) ? trigger : OTHER_TRIGGER;

@@ -2,6 +2,9 @@
 // platform's (see docs/webhook-contract.md and the fixtures), over a small evolving world
 // of users, accounts, documents, to-dos and energy switches. Asked for, a webhook is an OperationFailure
 // answer or one the router dead-letters (invalid.ts), made from what the platform would have sent.
+
+// The triggers the contract lists (§6): one list, the router's.
+import { CONTRACT_TRIGGERS, type ContractTrigger } from '../../processors/dedupe-router/trigger-label.js';
 import { type BodyParts, DEFAULT_API, type Json, recommendedQuery, webhookDate, writeBody } from './body.js';
 import {
   ENERGY_SWITCH_SELECTIONS,
@@ -14,18 +17,7 @@ import {
 import { INVALID_KINDS, type InvalidReason, isInvalidReason } from './invalid.js';
 import { createRandom, type Random } from './prng.js';
 
-/** The triggers the contract lists (§6). */
-export const CONTRACT_TRIGGERS = [
-  'UserAdded',
-  'UserDeleted',
-  'AccountAdded',
-  'DocumentAdded',
-  'ToDoAdded',
-  'ToDoDone',
-  'EnergySwitchAdded',
-  'EnergySwitchUpdated',
-] as const;
-export type ContractTrigger = (typeof CONTRACT_TRIGGERS)[number];
+export { CONTRACT_TRIGGERS, type ContractTrigger };
 
 /** Triggers an operator may enable on request (§6 rule 2); none starts with a contract entity's name. */
 export const DEFAULT_OTHER_TRIGGERS = ['PaymentAdded', 'InvoiceAdded', 'MeterReadingAdded'] as const;
