@@ -368,7 +368,7 @@ async function main(): Promise<void> {
       `${STEP_S} s per offered rate after a 3 s warm-up; a target leaves the ramp at the first rate it cannot keep (under 90 % of`,
       'offered, over 1 % non-200, or p99 over 1 s; such a step is run twice, the better run counts, so one burst from a neighbour',
       'does not end it). "Max sustained" is the best throughput of a step it kept.',
-      `Ingest runs as \`hookledger ingest\` (LOG_LEVEL=${opts['log-level']}, one log line per request; defaults: linger 2 ms, batches up to 500`,
+      `Ingest runs as \`hookledger ingest\` (LOG_LEVEL=${opts['log-level']}: a summary line every 10 s, one line per request only at debug; defaults: linger 2 ms, batches up to 500`,
       "records, deadline 10 s; librdkafka's idempotent producer) against a raw topic of 12 partitions, replication factor 1;",
       "every 200 waited for its record's acks=all delivery report.",
       '',
