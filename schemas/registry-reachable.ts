@@ -1,9 +1,8 @@
 // The start-up check that the schema registry answers the Confluent API, so a wrong or stopped registry
 // is one line within seconds rather than a client that retries in the background.
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { StartupError } from '../runtime/startup-error.js';
 import type { RegistryAccess } from './registry-access.js';
+import { registryGet } from './registry-get.js';
 
 const REASONS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -12,35 +11,31 @@ const REASONS: Record<string, string> = {
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   ECONNRESET: 'connection reset',
+  // An https URL for a registry that speaks plain HTTP: OpenSSL reads its answer as a bad record.
+  EPROTO: 'no TLS handshake (does it serve https?)',
 };
 
-/** GET <url>/subjects: the status it answered, or why there was no answer. */
-function getSubjects(
-  access: RegistryAccess,
-  timeoutMs: number,
-): Promise<{ status?: number; problem?: string }> {
-  const url = new URL(`${access.registryUrl.replace(/\/+$/, '')}/subjects`);
-  const headers: Record<string, string> = { accept: 'application/vnd.schemaregistry.v1+json' };
-  if (access.auth)
-    headers.authorization = `Basic ${Buffer.from(`${access.auth.username}:${access.auth.password}`).toString('base64')}`;
-  if (access.bearerToken) headers.authorization = `Bearer ${access.bearerToken}`;
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve) => {
-    const req = send(url, { method: 'GET', headers, ...(access.ca ? { ca: access.ca } : {}) }, (response) => {
-      response.resume();
-      clearTimeout(timer);
-      resolve({ status: response.statusCode ?? 0 });
-    });
-    const timer = setTimeout(() => {
-      req.destroy();
-      resolve({ problem: `no answer within ${timeoutMs / 1000} s` });
-    }, timeoutMs);
-    req.once('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      resolve({ problem: REASONS[error.code ?? ''] ?? error.code ?? error.message });
-    });
-    req.end();
-  });
+/** OpenSSL's verdicts on a certificate chain, as Node reports them (UNABLE_TO_VERIFY_LEAF_SIGNATURE, …). */
+const UNTRUSTED = /^(UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_SELF_SIGNED|CERT_(SIGNATURE|UNTRUSTED|REJECTED))/;
+const OUT_OF_DATE = /^CERT_(HAS_EXPIRED|NOT_YET_VALID)$/;
+
+/**
+ * What TLS held against the registry's certificate, and what to change: the CA (SCHEMA_REGISTRY_CA_FILE),
+ * the address (SCHEMA_REGISTRY_URL) or the certificate itself. Undefined for errors that are not about it.
+ */
+export function certificateProblem(
+  error: { code?: string; message: string },
+  caGiven: boolean,
+): string | undefined {
+  const code = error.code ?? '';
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `its certificate is not for this address (${error.message}) (SCHEMA_REGISTRY_URL)`;
+  if (OUT_OF_DATE.test(code))
+    return `its certificate is not valid now (${error.message}): renew it, or check this machine's clock`;
+  if (!UNTRUSTED.test(code)) return undefined;
+  return caGiven
+    ? `its certificate is not trusted (${error.message}): it is not signed by a CA in SCHEMA_REGISTRY_CA_FILE`
+    : `its certificate is not trusted (${error.message}): set SCHEMA_REGISTRY_CA_FILE to the CA that signed it`;
 }
 
 /** Resolves once the registry answered GET /subjects with 200; throws a one-line StartupError otherwise. */
@@ -49,8 +44,23 @@ export async function assertRegistryReachable(
   { timeoutMs = 5_000, variable = 'SCHEMA_REGISTRY_URL' }: { timeoutMs?: number; variable?: string } = {},
 ): Promise<void> {
   const where = `schema registry at ${access.registryUrl}`;
-  const { status, problem } = await getSubjects(access, timeoutMs);
-  if (problem !== undefined) throw new StartupError(`${where} cannot be reached: ${problem} (${variable})`);
+  const answer = await registryGet(
+    new URL(`${access.registryUrl.replace(/\/+$/, '')}/subjects`),
+    access,
+    timeoutMs,
+  );
+  if ('timedOut' in answer)
+    throw new StartupError(
+      `${where} cannot be reached: no answer within ${timeoutMs / 1000} s (${variable})`,
+    );
+  if ('error' in answer) {
+    const { error } = answer;
+    const certificate = certificateProblem(error, access.ca !== undefined);
+    if (certificate !== undefined) throw new StartupError(`${where}: ${certificate}`);
+    const problem = REASONS[error.code ?? ''] ?? error.code ?? error.message;
+    throw new StartupError(`${where} cannot be reached: ${problem} (${variable})`);
+  }
+  const { status } = answer;
   if (status === 401 || status === 403) {
     const login = access.bearerToken
       ? 'SCHEMA_REGISTRY_BEARER_TOKEN'

@@ -2,6 +2,7 @@
 
 import { type Config, ConfigError } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
+import { isLoginRefused } from '../../runtime/kafka/login.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import type { Logger } from '../../runtime/log.js';
@@ -86,7 +87,8 @@ export async function startDedupeRouter({
 
 /**
  * Refuses a window the changelog cannot keep (ConfigError: one line, exit). A check that cannot run (the
- * cluster is unreachable) is only warned about: the stream app reports that itself, with its retries.
+ * cluster is unreachable) is only warned about: the stream app reports that itself, with its retries. A
+ * refused login stops the start here: no retry will change it, and the stream app would take seconds to say so.
  */
 async function checkRetention(kafka: KafkaSettings, config: Config, log: Logger): Promise<void> {
   const warn = (message: string) => log.warn(message);
@@ -99,7 +101,7 @@ async function checkRetention(kafka: KafkaSettings, config: Config, log: Logger)
       }),
     );
   } catch (error) {
-    if (error instanceof ConfigError) throw error;
+    if (error instanceof ConfigError || isLoginRefused(error)) throw error;
     warn(`could not check the dedupe changelog's retention: ${(error as Error).message}`);
   }
 }

@@ -1,9 +1,10 @@
 // One connection to one broker for hookledger's own requests (DescribeConfigs): TCP or TLS (node:tls),
-// then, on a SASL listener, SaslHandshake + SaslAuthenticate (PLAIN, or SCRAM per RFC 5802), then
-// request/response frames in turn.
+// then, on a SASL listener, SaslHandshake + SaslAuthenticate (PLAIN, SCRAM per RFC 5802, or OAUTHBEARER
+// per RFC 7628 with a token from the OIDC endpoint), then request/response frames in turn.
 import { isIP, type Socket, connect as tcpConnect } from 'node:net';
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls';
 import type { BrokerSasl, BrokerSecurity } from './broker-security.js';
+import { fetchAccessToken, oauthBearerInitialResponse, TokenRefusedError } from './oauth-token.js';
 import {
   decodeSaslAuthenticateResponse,
   decodeSaslHandshakeResponse,
@@ -47,7 +48,8 @@ export async function openBrokerConnection(options: OpenOptions): Promise<Broker
   const socket = await openSocket(options);
   const connection = frames(socket, options.timeoutMs);
   try {
-    if (options.security.sasl) await login(connection, options.security.sasl, options.clientId);
+    if (options.security.sasl)
+      await login(connection, options.security.sasl, options.clientId, options.timeoutMs);
     return connection;
   } catch (error) {
     connection.close();
@@ -177,8 +179,26 @@ const UNSUPPORTED_SASL_MECHANISM = 33;
 
 let nextCorrelationId = 1;
 
-async function login(connection: BrokerConnection, sasl: BrokerSasl, clientId: string): Promise<void> {
-  const who = `SASL ${sasl.mechanism} as "${sasl.username}"`;
+async function login(
+  connection: BrokerConnection,
+  sasl: BrokerSasl,
+  clientId: string,
+  timeoutMs: number,
+): Promise<void> {
+  const who =
+    sasl.mechanism === 'OAUTHBEARER'
+      ? `SASL OAUTHBEARER as client "${sasl.oauth.clientId}"`
+      : `SASL ${sasl.mechanism} as "${sasl.username}"`;
+  // The token first: a refused client is the endpoint's answer, not the broker's.
+  let token: string | undefined;
+  if (sasl.mechanism === 'OAUTHBEARER') {
+    try {
+      token = await fetchAccessToken(sasl.oauth, timeoutMs);
+    } catch (error) {
+      if (error instanceof TokenRefusedError) throw new BrokerAuthenticationError(`${who}: ${error.message}`);
+      throw error;
+    }
+  }
   const handshake = decodeSaslHandshakeResponse(
     await connection.exchange(encodeSaslHandshakeRequest(nextCorrelationId++, clientId, sasl.mechanism)),
   );
@@ -197,10 +217,26 @@ async function login(connection: BrokerConnection, sasl: BrokerSasl, clientId: s
     );
     if (answer.errorCode !== 0)
       throw new BrokerAuthenticationError(
-        `${who}: ${answer.errorMessage ?? `error code ${answer.errorCode}`} (check KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD)`,
+        `${who}: ${answer.errorMessage ?? `error code ${answer.errorCode}`} (${
+          sasl.mechanism === 'OAUTHBEARER'
+            ? "the broker does not accept the token endpoint's tokens: check KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL"
+            : 'check KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD'
+        })`,
       );
     return answer.authBytes.toString('utf8');
   };
+
+  if (sasl.mechanism === 'OAUTHBEARER') {
+    // RFC 7628 §3.2.2: a refused token comes back as a JSON error challenge with no error code yet; the
+    // client answers a lone ^A and the broker then fails the login with its reason.
+    const challenge = await authenticate(oauthBearerInitialResponse(token!));
+    if (challenge === '') return;
+    // Concluding is a formality (the broker answers with a generic failure): the challenge says why.
+    await authenticate('\u0001').catch(() => {});
+    throw new BrokerAuthenticationError(
+      `${who}: the broker refused the token (${challenge}): does it trust KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL's issuer and signing key?`,
+    );
+  }
 
   if (sasl.mechanism === 'PLAIN') {
     // RFC 4616: authzid NUL authcid NUL password.

@@ -1,6 +1,7 @@
 // How hookledger's own broker connection (DescribeConfigs) speaks TLS and SASL, read from the same
 // librdkafka properties every other client gets, so the two can never disagree about a cluster.
 import { readFileSync } from 'node:fs';
+import type { OAuthClientCredentials } from './oauth-token.js';
 import { SCRAM_MECHANISMS } from './scram.js';
 
 export interface BrokerTls {
@@ -16,11 +17,10 @@ export interface BrokerTls {
   verifyHostname: boolean;
 }
 
-export interface BrokerSasl {
-  mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
-  username: string;
-  password: string;
-}
+export type BrokerSasl =
+  | { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string }
+  /** librdkafka's sasl.oauthbearer.method=oidc: a token from the endpoint by the client credentials grant. */
+  | { mechanism: 'OAUTHBEARER'; oauth: OAuthClientCredentials };
 
 export interface BrokerSecurity {
   tls?: BrokerTls;
@@ -74,15 +74,37 @@ export function brokerSecurity(
 
   if (protocol === 'sasl_plaintext' || protocol === 'sasl_ssl') {
     const mechanism = (get('sasl.mechanism') ?? get('sasl.mechanisms') ?? 'GSSAPI').toUpperCase();
+    if (mechanism === 'OAUTHBEARER') {
+      security.sasl = { mechanism, oauth: oidcClient(get) };
+      return security;
+    }
     if (mechanism !== 'PLAIN' && SCRAM_MECHANISMS[mechanism] === undefined)
       throw new UnsupportedSecurityError(
-        `SASL ${mechanism}: hookledger reads topic configs with its own DescribeConfigs client (librdkafka's Node binding has none), which logs in with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 only: give hookledger such a user`,
+        `SASL ${mechanism}: hookledger reads topic configs with its own DescribeConfigs client (librdkafka's Node binding has none), which logs in with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER (OIDC) only: give hookledger such a user`,
       );
     security.sasl = {
-      mechanism: mechanism as BrokerSasl['mechanism'],
+      mechanism: mechanism as 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512',
       username: get('sasl.username') ?? '',
       password: get('sasl.password') ?? '',
     };
   }
   return security;
+}
+
+/** OAUTHBEARER the way librdkafka does it here: its OIDC login (a token endpoint and a client). */
+function oidcClient(get: (name: string) => string | undefined): OAuthClientCredentials {
+  const tokenUrl = get('sasl.oauthbearer.token.endpoint.url');
+  const clientId = get('sasl.oauthbearer.client.id');
+  const clientSecret = get('sasl.oauthbearer.client.secret');
+  if (
+    (get('sasl.oauthbearer.method') ?? 'default').toLowerCase() !== 'oidc' ||
+    !tokenUrl ||
+    !clientId ||
+    !clientSecret
+  )
+    throw new UnsupportedSecurityError(
+      "SASL OAUTHBEARER: hookledger reads topic configs with its own DescribeConfigs client (librdkafka's Node binding has none), which logs in through an OIDC token endpoint only (KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL, _CLIENT_ID, _CLIENT_SECRET)",
+    );
+  const scope = get('sasl.oauthbearer.scope');
+  return { tokenUrl, clientId, clientSecret, ...(scope === undefined ? {} : { scope }) };
 }

@@ -1,7 +1,8 @@
 // Reads topic and broker configs with one DescribeConfigs v1 request on a connection of our own: the one
 // admin request hookledger needs that librdkafka's Node binding lacks (see describe-configs-codec.ts for
 // why and how). The connection speaks what the other clients' librdkafka properties say: PLAINTEXT, TLS,
-// and SASL PLAIN or SCRAM (broker-connection.ts); OAUTHBEARER and GSSAPI fail at once, in one line.
+// and SASL PLAIN, SCRAM or OAUTHBEARER through an OIDC token endpoint (broker-connection.ts); GSSAPI fails
+// at once, in one line.
 import { BrokerAuthenticationError, openBrokerConnection } from './broker-connection.js';
 import { type BrokerSecurity, brokerSecurity } from './broker-security.js';
 import {

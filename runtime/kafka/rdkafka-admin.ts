@@ -8,6 +8,7 @@ import type {
 } from '@confluentinc/kafka-javascript';
 import type { BrokerNode, PartitionWatermarks, TopicAdmin, TopicDescription } from './admin.js';
 import { describeConfigs, RESOURCE_TYPE } from './describe-configs.js';
+import { awaitLogin, isLoginRefused } from './login.js';
 import {
   call,
   connect,
@@ -37,12 +38,29 @@ export function createTopicAdmin(
   const client = createAdmin(settings, component) as RdAdminClient;
   // Wrong credentials or an untrusted certificate fail every request at once, instead of as timeouts.
   const refused = securityFailure(client as unknown as NodeJS.EventEmitter);
-  let wasRefused = false;
-  refused.catch(() => {
-    wasRefused = true;
-  });
-  const ask = <T = void>(context: string, run: Parameters<typeof call<T>>[1]): Promise<T> =>
-    Promise.race([call<T>(context, run), refused]);
+  // Every request waits for the login first: a refused one then leaves no long request running.
+  let loggedIn: Promise<void> | undefined;
+  /** The requests the binding is still waiting for, in its worker threads. */
+  const running = new Set<Promise<unknown>>();
+  const login = (): Promise<void> => {
+    loggedIn ??= awaitLogin(client, refused, { timeoutMs }).catch((error: unknown) => {
+      // A cluster out of reach now (a broker restarting) may answer the next request: only a refusal,
+      // which no retry changes, is remembered.
+      if (!isLoginRefused(error)) loggedIn = undefined;
+      throw error;
+    });
+    return loggedIn;
+  };
+  const ask = async <T = void>(context: string, run: Parameters<typeof call<T>>[1]): Promise<T> => {
+    await login();
+    const request = call<T>(context, run);
+    running.add(request);
+    void request.then(
+      () => running.delete(request),
+      () => running.delete(request),
+    );
+    return Promise.race([request, refused]);
+  };
   const configOptions = {
     bootstrap: settings.brokers,
     clientId: settings.clientId,
@@ -84,11 +102,9 @@ export function createTopicAdmin(
 
   return {
     close() {
-      // After a refused login the binding's blocking request (metadata, say) still waits for its timeout
-      // in a worker, and disconnecting now would block this thread as long: disconnect once it is over,
-      // without keeping the process alive for it.
-      if (wasRefused) setTimeout(() => client.disconnect(), timeoutMs + 1_000).unref();
-      else client.disconnect();
+      // Disconnecting waits for the lock a running request holds, blocking this thread: disconnect once
+      // they are over (at once, usually; after a refused login the login wait has already ended them).
+      void Promise.allSettled([loggedIn, ...running]).then(() => client.disconnect());
     },
 
     listTopics: () => ask<string[]>('list topics', (cb) => client.listTopics({ timeout: timeoutMs }, cb)),

@@ -120,10 +120,10 @@ interface LogSource {
 }
 
 /** Turns librdkafka's log lines about wrong credentials or certificates into SECURITY_FAILURE events. */
-export function watchSecurityFailures(client: LogSource, log?: Logger): void {
+export function watchSecurityFailures(client: LogSource, log?: Logger, mechanism?: string): void {
   client.on('event.log', ({ severity, message }) => {
     if (severity > 4) return;
-    const failure = securityFailureIn(message);
+    const failure = securityFailureIn(message, mechanism);
     if (failure === undefined) return;
     const error = new KafkaError(
       Object.assign(new Error(describeSecurityFailure(failure)), { code: failure.code }),
@@ -144,14 +144,19 @@ export function securityFailure(client: {
   return failed;
 }
 
-function routeLogs(client: LogSource, log: Logger) {
+function routeLogs(client: LogSource, log: Logger, settings: KafkaSettings) {
   client.on('event.log', ({ severity, fac, message }) => {
     // A security failure is reported once, as an error, by watchSecurityFailures.
     if (securityFailureIn(message)) return;
     const level = TRANSIENT_LOG.test(message) ? 'debug' : pinoLevelForSeverity(severity);
     log[level]({ fac }, message);
   });
-  watchSecurityFailures(client, log);
+  watchSecurityFailures(client, log, saslMechanism(settings));
+}
+
+function saslMechanism(settings: KafkaSettings): string | undefined {
+  const mechanism = settings.properties?.['sasl.mechanism'] ?? settings.properties?.['sasl.mechanisms'];
+  return mechanism === undefined ? undefined : String(mechanism);
 }
 
 /** librdkafka's log level for a pino level: what pino would print, and nothing more. */
@@ -197,7 +202,7 @@ export function createProducer(
     dr_cb: true,
     ...properties,
   } as ProducerGlobalConfig);
-  routeLogs(producer, log);
+  routeLogs(producer, log, settings);
   return producer;
 }
 
@@ -216,7 +221,7 @@ export function createConsumer(
     { ...common(settings, log), ...properties } as ConsumerGlobalConfig,
     topicProperties,
   );
-  routeLogs(consumer, log);
+  routeLogs(consumer, log, settings);
   return consumer;
 }
 
@@ -226,7 +231,7 @@ export function createAdmin(settings: KafkaSettings, component = 'admin'): IAdmi
   const { event_cb: _eventCb, log_level: _level, ...config } = common(settings, log);
   const admin = RdAdmin.create(config);
   // Its log lines are not routed to pino; only the ones that say credentials or certificates are wrong.
-  watchSecurityFailures(admin as unknown as LogSource);
+  watchSecurityFailures(admin as unknown as LogSource, undefined, saslMechanism(settings));
   return admin;
 }
 

@@ -18,6 +18,8 @@ export interface RebalancesOptions<V> {
   topology: Topology<V>;
   restorer: RestoreOrchestrator<V>;
   cycle: TransactionCycle<V>;
+  /** The clock of rejoinWaitingMs (tests). */
+  now?: () => number;
 }
 
 export class Rebalances<V> {
@@ -26,6 +28,8 @@ export class Rebalances<V> {
   #finished = false;
   /** An assignment was handled: the instance has joined its group. */
   joined = false;
+  /** When the last loss was handled, while no assignment has come since (a rejoin under way). */
+  #lostAt: number | undefined;
   readonly #sources;
   /** Pause and resume for the task state machines (a partition already gone is fine). */
   readonly #port: PartitionPort;
@@ -48,6 +52,14 @@ export class Rebalances<V> {
   /** Rebalances are waiting for the loop. */
   get pending(): boolean {
     return this.#events.length > 0;
+  }
+
+  /**
+   * Milliseconds since partitions were lost with no assignment since (0: none lost, or one came). After
+   * a loss the consumer rejoins by itself and every rejoin ends in an assignment, empty or not.
+   */
+  rejoinWaitingMs(now: number): number {
+    return this.#lostAt === undefined ? 0 : now - this.#lostAt;
   }
 
   /** A loss is waiting: nothing of the open transaction may commit. */
@@ -95,6 +107,7 @@ export class Rebalances<V> {
     const { consumer, tasks, log } = this.context;
     consumer.incrementalAssign(partitions);
     this.joined = true;
+    this.#lostAt = undefined;
     for (const { topic, partition } of partitions) {
       const source = this.#sources.get(topic);
       if (source === undefined) continue;
@@ -138,6 +151,7 @@ export class Rebalances<V> {
       restorer.closeTask(task);
     }
     consumer.incrementalUnassign(partitions);
+    if (lost) this.#lostAt ??= (this.options.now ?? Date.now)();
     log.info({ partitions: partitions.map(nameOf), lost }, lost ? 'partitions lost' : 'partitions revoked');
   }
 

@@ -4,7 +4,7 @@
 // states (rebalances.ts); the loop handles them, advances restores (restore-orchestrator.ts), processes
 // what it fetched (record-processing.ts) and commits or aborts (transaction-cycle.ts).
 import type { KafkaSettings } from '../kafka/rdkafka.js';
-import { toKafkaError } from '../kafka/rdkafka.js';
+import { ERRORS, KafkaError, toKafkaError } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../log-error.js';
 import { classifyError } from './errors.js';
@@ -34,6 +34,8 @@ export interface StreamAppOptions<V> {
   transactionTimeoutMs?: number;
   /** With static membership, how long a silent instance keeps its partitions. */
   sessionTimeoutMs?: number;
+  /** Lost partitions with no assignment since for longer than this: the app stops as fenced (checkRejoin). */
+  rejoinTimeoutMs?: number;
   /**
    * A transaction commits after this long (from its first record) or `commitMaxRecords` records,
    * whichever comes first. Each commit costs a few broker round trips (AddOffsets, TxnOffsetCommit,
@@ -102,6 +104,9 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     instrument = () => undefined,
     transactionTimeoutMs = 10_000,
     sessionTimeoutMs = 30_000,
+    // Heartbeats stop and a rejoin waits for the coordinator, then for the others to rejoin: several
+    // session timeouts are normal, minutes are not.
+    rejoinTimeoutMs = Math.max(30_000, sessionTimeoutMs * 5),
     commitIntervalMs = 100,
     commitMaxRecords = 10_000,
     maxBatchRecords = 500,
@@ -200,6 +205,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   async function runOnce(): Promise<void> {
     await joinedRebalances.handle();
     if (context.halted()) return;
+    checkRejoin();
     restorer.advance();
     const messages: ConsumedMessage[] = await consumer.consume(maxBatchRecords);
     let complete = true;
@@ -230,6 +236,28 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       await cycle.commit();
     }
     cycle.succeeded();
+  }
+
+  /**
+   * After a loss the consumer rejoins by itself, and a rejoin ends in an assignment within a few session
+   * timeouts. One that never comes (seen after a single broker's restart under load: no error, no
+   * assignment, nothing moving) would stall the app silently: stop it as a fenced consumer, so the
+   * rejoining wrapper starts it again with new clients, as Kafka Streams replaces a stuck client.
+   */
+  function checkRejoin(): void {
+    const waitingMs = joinedRebalances.rejoinWaitingMs(Date.now());
+    if (waitingMs <= rejoinTimeoutMs) return;
+    context.stop(
+      new KafkaError(
+        Object.assign(
+          new Error(
+            `partitions lost ${Math.round(waitingMs / 1000)} s ago and no assignment since: rejoining with new clients`,
+          ),
+          { code: ERRORS.ERR__FATAL },
+        ),
+        'rejoin',
+      ),
+    );
   }
 
   async function loop(): Promise<void> {

@@ -2,42 +2,18 @@
 // processor-error and its partition goes on; a backlog bigger than one fetch that all fails is no crash.
 import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
-import { type RouteDecision, route } from '../../processors/dedupe-router/route.js';
-import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
-import { type StreamApp, startStreamApp } from '../../runtime/streams/stream-runner.js';
-import type { RawEnvelope } from '../../schemas/raw-envelope.js';
-import { valueSubject } from '../../schemas/topics.js';
+import { route } from '../../processors/dedupe-router/route.js';
+import type { StreamApp } from '../../runtime/streams/stream-runner.js';
 import { testStack } from '../helpers/stack.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
+import { type Routing, startRouterWithRoute } from './router-with-route.js';
 
 /** Each test fails on its own, naming what it waited for, within this. */
 const STEP_TIMEOUT_MS = 60_000;
 
-async function startRouter(harness: ProcessorsHarness, decide: (e: RawEnvelope) => RouteDecision) {
-  const config = harness.config();
-  const schemaIds = new Map<string, number>();
-  for (const logical of ROUTER_OUTPUTS) {
-    const topic = `${harness.prefix}${logical}`;
-    schemaIds.set(topic, await harness.serde.latestSchemaId(valueSubject(topic)));
-  }
-  return startStreamApp({
-    kafka: { brokers: config.KAFKA_BROKERS, clientId: 'it-failure-policy', logger: quietLogger() },
-    topology: dedupeTopology({
-      rawTopic: harness.names.raw,
-      changelogTopic: harness.names.dedupeChangelog,
-      topicOf: (logical) => `${harness.prefix}${logical}`,
-      schemaIds,
-      serde: harness.serde,
-      windowMs: config.DEDUPE_WINDOW,
-      route: decide,
-    }),
-    appId: dedupeRouterAppId(harness.prefix),
-    instanceId: 'it-failure-policy',
-    logger: quietLogger(),
-    sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
-  });
-}
+const startRouter = (harness: ProcessorsHarness, decide: Routing) =>
+  startRouterWithRoute(harness, decide, { clientId: 'it-failure-policy', instanceId: 'it-failure-policy' });
 
 describe('the stream kit’s failure policy', () => {
   const apps: StreamApp[] = [];

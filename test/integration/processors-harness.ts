@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { expect } from 'vitest';
+import { expect, onTestFailed } from 'vitest';
 import { type Config, loadConfig } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
@@ -248,6 +248,13 @@ export class ProcessorsHarness {
       },
     );
     const echo = process.env.TEST_LOG_LEVEL !== undefined && process.env.TEST_LOG_LEVEL !== 'silent';
+    // The child's last log lines, printed if the test fails: what it was doing is the first question.
+    const recent: string[] = [];
+    onTestFailed(() => {
+      process.stderr.write(
+        `--- last ${recent.length} log lines of hookledger process ${args.join(' ')} (pid ${child.pid}) ---\n${recent.join('\n')}\n---\n`,
+      );
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = await new Promise<string>((resolve, reject) => {
       let buffered = '';
@@ -259,6 +266,8 @@ export class ProcessorsHarness {
           const line = buffered.slice(0, nl);
           buffered = buffered.slice(nl + 1);
           nl = buffered.indexOf('\n');
+          recent.push(line);
+          if (recent.length > RECENT_LOG_LINES) recent.shift();
           try {
             const entry = JSON.parse(line) as { msg?: string; url?: string };
             if (entry.msg === 'processors running' && entry.url) resolve(entry.url);
@@ -281,6 +290,9 @@ export class ProcessorsHarness {
     return { child, url, exited };
   }
 }
+
+/** How many of a spawned process's log lines a failed test prints. */
+const RECENT_LOG_LINES = 200;
 
 /** Waits for `url` to answer 200. */
 export async function waitReady(url: string, timeoutMs = 90_000): Promise<void> {

@@ -7,19 +7,14 @@
 // on the live group, then the real router takes over the same group, state and topics.
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDeadLetter } from '../../processors/dedupe-router/dead-letter.js';
 import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
 import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
-import { type RouteDecision, route } from '../../processors/dedupe-router/route.js';
-import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
-import { startStreamApp } from '../../runtime/streams/stream-runner.js';
-import type { RawEnvelope } from '../../schemas/raw-envelope.js';
-import { valueSubject } from '../../schemas/topics.js';
 import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
 import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { startRouterBeforeFix } from './router-with-route.js';
 
 describe('hookledger redrive after a fix', () => {
   const harness = new ProcessorsHarness(testStack(), randomPrefix('redrive'));
@@ -28,51 +23,6 @@ describe('hookledger redrive after a fix', () => {
     (d) => d.delivery.expect.topics.includes('entity.user') && d.delivery.expect.duplicateOf === undefined,
   )!.envelope;
   let router: RunningStage | undefined;
-
-  /** The router before the fix: the target is dead-lettered by a rule the fix removes. */
-  async function startRouterBeforeFix(): Promise<RunningStage> {
-    const config = harness.config();
-    const schemaIds = new Map<string, number>();
-    for (const logical of ROUTER_OUTPUTS) {
-      const topic = `${harness.prefix}${logical}`;
-      schemaIds.set(topic, await harness.serde.latestSchemaId(valueSubject(topic)));
-    }
-    const strict = (envelope: RawEnvelope): RouteDecision => {
-      if (envelope.webhookId !== target.webhookId) return route(envelope);
-      const value = buildDeadLetter(
-        envelope,
-        'record-invalid',
-        'a rule the fix relaxes',
-        'dedupe-router.route',
-      );
-      return {
-        kind: 'dead-lettered',
-        reason: 'record-invalid',
-        outputs: [
-          { topic: 'webhooks.unique', key: envelope.webhookId, value: envelope },
-          { topic: 'webhooks.dlq', key: envelope.webhookId, value },
-        ],
-      };
-    };
-    const topology = dedupeTopology({
-      rawTopic: harness.names.raw,
-      changelogTopic: harness.names.dedupeChangelog,
-      topicOf: (logical) => `${harness.prefix}${logical}`,
-      schemaIds,
-      serde: harness.serde,
-      windowMs: config.DEDUPE_WINDOW,
-      route: strict,
-    });
-    const app = await startStreamApp({
-      kafka: { brokers: config.KAFKA_BROKERS, clientId: 'it-router-before-fix', logger: quietLogger() },
-      topology,
-      appId: dedupeRouterAppId(harness.prefix),
-      instanceId: config.HOOKLEDGER_INSTANCE_ID,
-      logger: quietLogger(),
-      sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
-    });
-    return { name: 'dedupe-router', app, close: () => app.close() };
-  }
 
   const userEvents = async () =>
     (await harness.read<{ webhookId: string }>(harness.names.entity('user'))).filter(
@@ -91,7 +41,11 @@ describe('hookledger redrive after a fix', () => {
   beforeAll(async () => {
     await harness.setUp();
     await harness.produceRaw(deliveries.map((d) => d.envelope));
-    router = await startRouterBeforeFix();
+    // The router before the fix: the target is dead-lettered by a rule the fix removes.
+    router = await startRouterBeforeFix(harness, new Set([target.webhookId]), {
+      why: 'a rule the fix relaxes',
+      clientId: 'it-router-before-fix',
+    });
     await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
     await router.close();
     // The fix is deployed: the real router takes over the group, its state and its topics.

@@ -7,21 +7,18 @@
 // replay runs the real router.
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDeadLetter } from '../../processors/dedupe-router/dead-letter.js';
 import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
-import { type RouteDecision, route } from '../../processors/dedupe-router/route.js';
-import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
 import { startTables, tablesAppId } from '../../processors/tables/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
-import { startStreamApp } from '../../runtime/streams/stream-runner.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
-import { TABLE_STREAMS, valueSubject } from '../../schemas/topics.js';
+import { TABLE_STREAMS } from '../../schemas/topics.js';
 import { runReplayCommand } from '../../tools/cli/commands/replay.js';
 import { runReplayDiffCommand } from '../../tools/cli/commands/replay-diff.js';
 import type { TopicDiff } from '../../tools/replay/diff-compare.js';
 import { testStack } from '../helpers/stack.js';
 import { envelopeFor, storedDeliveries } from '../unit/processors/fixtures.js';
 import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { startRouterBeforeFix } from './router-with-route.js';
 
 /** A user delivery of source `test` (keys `test/<user>`), with its own webhook and ingest ids. */
 function userDelivery(
@@ -183,50 +180,16 @@ describe('hookledger replay diff after a routing change', () => {
   const update = userDelivery(13, 'u-12', 'UserUpdated', 'Frances Allen');
   const strictIds = new Set([added.webhookId, update.webhookId]);
 
-  /** The router before the change: the real routing plus the test-only rule. */
-  async function startStrictRouter(): Promise<RunningStage> {
-    const config = harness.config();
-    const schemaIds = new Map<string, number>();
-    for (const logical of ROUTER_OUTPUTS) {
-      const topic = `${harness.prefix}${logical}`;
-      schemaIds.set(topic, await harness.serde.latestSchemaId(valueSubject(topic)));
-    }
-    const strict = (envelope: RawEnvelope): RouteDecision => {
-      if (!strictIds.has(envelope.webhookId)) return route(envelope);
-      const value = buildDeadLetter(envelope, 'record-invalid', 'a test-only rule', 'dedupe-router.route');
-      return {
-        kind: 'dead-lettered',
-        reason: 'record-invalid',
-        outputs: [
-          { topic: 'webhooks.unique', key: envelope.webhookId, value: envelope },
-          { topic: 'webhooks.dlq', key: envelope.webhookId, value },
-        ],
-      };
-    };
-    const topology = dedupeTopology({
-      rawTopic: harness.names.raw,
-      changelogTopic: harness.names.dedupeChangelog,
-      topicOf: (logical) => `${harness.prefix}${logical}`,
-      schemaIds,
-      serde: harness.serde,
-      windowMs: config.DEDUPE_WINDOW,
-      route: strict,
-    });
-    const app = await startStreamApp({
-      kafka: { brokers: config.KAFKA_BROKERS, clientId: 'it-strict-router', logger: quietLogger() },
-      topology,
-      appId: dedupeRouterAppId(harness.prefix),
-      instanceId: config.HOOKLEDGER_INSTANCE_ID,
-      logger: quietLogger(),
-      sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
-    });
-    return { name: 'dedupe-router', app, close: () => app.close() };
-  }
-
   beforeAll(async () => {
     await harness.setUp();
     await harness.produceRaw([...storedDeliveries().map((d) => d.envelope), added, kept, update]);
-    stages.push(await startStrictRouter());
+    // The router before the change: the real routing plus the test-only rule.
+    stages.push(
+      await startRouterBeforeFix(harness, strictIds, {
+        why: 'a test-only rule',
+        clientId: 'it-strict-router',
+      }),
+    );
     stages.push(
       await startTables({ config: harness.config(), logger: quietLogger(), registry: new Registry() }),
     );

@@ -1,5 +1,6 @@
 // Every start-up failure of `start`, `ingest` and `process` is one line on stderr, then exit, with
-// nothing left running: the real CLI as a child process, against the real broker and registry.
+// nothing left running, and every other command that talks to Kafka says an unreachable one alike: the
+// real CLI as a child process, against the real broker and registry.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -201,6 +202,28 @@ describe('a start-up failure is one line, then exit, with nothing left running',
     const unreachable = { KAFKA_BROKERS: `127.0.0.1:${closed}` };
     for (const command of ['ingest', 'process', 'start']) {
       const args = command === 'start' ? ['start', '--state-dir', stateDir] : [command];
+      const outcome = await hookledger(args, await base(unreachable));
+      expect(oneLine(outcome), command).toBe(
+        `hookledger: Kafka at 127.0.0.1:${closed} cannot be reached: connection refused (KAFKA_BROKERS)`,
+      );
+      expect(outcome.code, command).toBe(1);
+      expect(outcome.ms, command).toBeLessThan(PROMPTLY_MS);
+    }
+  });
+
+  it('names Kafka and where it was looked for in every command that reads or writes it, within seconds', async () => {
+    const unreachable = { KAFKA_BROKERS: `127.0.0.1:${closed}` };
+    const commands = [
+      ['topics'],
+      ['tail', 'webhooks.raw', '--from-beginning'],
+      ['replay', '--id', 'unreachable'],
+      ['replay', 'diff', '--id', 'unreachable'],
+      ['redrive', '--dry-run'],
+      ['quarantine', 'list'],
+      ['quarantine', 'promote', '--source', 'it', '--dry-run'],
+    ];
+    for (const args of commands) {
+      const command = args.join(' ');
       const outcome = await hookledger(args, await base(unreachable));
       expect(oneLine(outcome), command).toBe(
         `hookledger: Kafka at 127.0.0.1:${closed} cannot be reached: connection refused (KAFKA_BROKERS)`,

@@ -69,3 +69,22 @@ export async function runHookledger(args: string[], env: NodeJS.ProcessEnv, logF
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`hookledger ${args.join(' ')} exited ${code} (see ${logFile})`);
 }
+
+/** `hookledger stack kafka-tool <tool> <args>` to its end (its stderr on ours); resolves to its stdout. */
+export async function kafkaToolOutput(tool: string, args: string[]): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'tools/cli/hookledger.js'), 'stack', 'kafka-tool', tool, ...args],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let text = '';
+    child.stdout!.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(text) : reject(new Error(`${tool} exited ${code}: ${text}`)),
+    );
+  });
+}

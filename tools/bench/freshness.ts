@@ -9,10 +9,9 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KafkaConsumer, Message } from '@confluentinc/kafka-javascript';
-import { pino } from 'pino';
 import { call, connect, createConsumer, disconnect } from '../../runtime/kafka/rdkafka.js';
 import { topicNames } from '../../schemas/topics.js';
-import { type Stack, startStack } from '../stack/index.js';
+import { type BenchStack, startBenchStack } from './bench-stack.js';
 import { freePort, runHookledger, spawnHookledger, stopChild, waitReady } from './children.js';
 import { type Delivery, runStep, signedDelivery } from './ingest-load.js';
 import { writeSection } from './report-section.js';
@@ -63,18 +62,15 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 
 /** Reads webhooks.unique read_committed from its start, noting when each webhook id became visible. */
-async function watchUnique(brokers: string[], topic: string, partitions: number) {
+async function watchUnique(bench: BenchStack, topic: string, partitions: number) {
   const seenAt = new Map<string, number>();
-  const consumer: KafkaConsumer = createConsumer(
-    { brokers, clientId: 'bench-freshness-reader', logger: pino({ level: 'silent' }) },
-    {
-      // Required by librdkafka even for a reader that only assigns partitions: it never joins or commits.
-      'group.id': `bench-freshness-${topic}`,
-      'isolation.level': 'read_committed',
-      'enable.auto.commit': false,
-      'fetch.wait.max.ms': 10,
-    } as never,
-  );
+  const consumer: KafkaConsumer = createConsumer(bench.kafka('bench-freshness-reader'), {
+    // Required by librdkafka even for a reader that only assigns partitions: it never joins or commits.
+    'group.id': `bench-freshness-${topic}`,
+    'isolation.level': 'read_committed',
+    'enable.auto.commit': false,
+    'fetch.wait.max.ms': 10,
+  } as never);
   await connect(consumer);
   consumer.setDefaultConsumeTimeout(20);
   consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: -2 })));
@@ -102,16 +98,16 @@ async function watchUnique(brokers: string[], topic: string, partitions: number)
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'hookledger-bench-freshness-'));
   const children: ChildProcess[] = [];
-  let stack: Stack | undefined;
+  let bench: BenchStack | undefined;
   try {
-    stack = await startStack({ stateDir: join(dir, 'stack') });
+    bench = await startBenchStack();
+    const { stack } = bench;
     log(`stack: ${stack.describe()}`);
     const run = randomBytes(3).toString('hex');
     const prefix = `bench-${run}.`;
     const [ingestPort, processorPort] = [await freePort(), await freePort()];
     const env = {
-      KAFKA_BROKERS: stack.brokers.join(','),
-      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      ...bench.env,
       TOPIC_PREFIX: prefix,
       HOOKLEDGER_LOCAL_STACK: 'true',
       HOOKLEDGER_SOURCES: JSON.stringify({ bench: { keys: { k1: KEY } } }),
@@ -126,7 +122,7 @@ async function main(): Promise<void> {
     children.push(spawnHookledger(['process', '--only', 'dedupe-router'], env, join(dir, 'process.log')));
     await waitReady(`http://127.0.0.1:${ingestPort}`);
     await waitReady(`http://127.0.0.1:${processorPort}`);
-    const watcher = await watchUnique(stack.brokers, topicNames(prefix).unique, Number(opts.partitions));
+    const watcher = await watchUnique(bench, topicNames(prefix).unique, Number(opts.partitions));
 
     const total = RATE * SECONDS;
     const deliveries = Array.from({ length: total }, (_, n) => delivery(n, run));
@@ -179,7 +175,7 @@ async function main(): Promise<void> {
     if (!opts['no-write']) writeSection('freshness', section);
   } finally {
     await Promise.all(children.map(stopChild));
-    await stack?.stop();
+    await bench?.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -7,12 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
-import { topicCatalog, topicNames } from '../../schemas/topics.js';
-import { type Stack, startStack } from '../stack/index.js';
-import { freePort, ROOT, spawnHookledger, stopChild, waitReady } from './children.js';
+import { topicNames } from '../../schemas/topics.js';
+import { type BenchStack, startBenchStack } from './bench-stack.js';
+import { benchTopicCatalog } from './bench-topics.js';
+import { freePort, kafkaToolOutput, ROOT, spawnHookledger, stopChild, waitReady } from './children.js';
 import { type Delivery, type LoadResult, runStep, signedDelivery } from './ingest-load.js';
 import { pidListeningOn, processCpuSeconds, rssMiB } from './proc-stats.js';
 import { writeSection } from './report-section.js';
@@ -148,30 +148,17 @@ function describe(r: StepFigures): string {
 
 // ---- the runs --------------------------------------------------------------------------------------
 
-async function createTopic(brokers: string[], name: string, prefix: string): Promise<void> {
-  const settings = { brokers, clientId: 'bench-topics', logger: pino({ level: 'silent' }) };
+async function createTopic(bench: BenchStack, name: string, prefix: string): Promise<void> {
   const raw = topicNames(prefix).raw;
-  const spec = topicCatalog({
-    prefix,
-    bodyLimit: 1_048_576,
-    dedupeWindowMs: 7 * 86_400_000,
-    partitions: 12,
-    replicationFactor: 1,
-  }).find((t) => t.name === raw)!;
-  await withAdmin(settings, (admin) => ensureTopics(admin, [{ ...spec, name }]));
+  const spec = benchTopicCatalog(prefix, 12).find((t) => t.name === raw)!;
+  await withAdmin(bench.kafka('bench-topics'), (admin) => ensureTopics(admin, [{ ...spec, name }]));
 }
 
-function startIngest(
-  stack: { brokers: string[]; registryUrl: string },
-  prefix: string,
-  port: number,
-  logFile: string,
-) {
+function startIngest(bench: BenchStack, prefix: string, port: number, logFile: string) {
   return spawnHookledger(
     ['ingest'],
     {
-      KAFKA_BROKERS: stack.brokers.join(','),
-      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      ...bench.env,
       TOPIC_PREFIX: prefix,
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: String(port),
@@ -195,15 +182,11 @@ function servedWithin(before: string, after: string, le: string): number {
   return total > 0 ? (bucket(after, le) - bucket(before, le)) / total : Number.NaN;
 }
 
-async function benchHttp(
-  stack: { brokers: string[]; registryUrl: string },
-  brokerPid: number | undefined,
-  dir: string,
-) {
+async function benchHttp(bench: BenchStack, brokerPid: number | undefined, dir: string) {
   const prefix = `bench-${randomBytes(3).toString('hex')}.`;
-  await createTopic(stack.brokers, topicNames(prefix).raw, prefix);
+  await createTopic(bench, topicNames(prefix).raw, prefix);
   const [ingestPort, barePort] = [await freePort(), await freePort()];
-  const ingestChild = startIngest(stack, prefix, ingestPort, join(dir, 'ingest.log'));
+  const ingestChild = startIngest(bench, prefix, ingestPort, join(dir, 'ingest.log'));
   const bareChild = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/bench/ingest-bare.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(barePort) },
@@ -258,44 +241,27 @@ interface PerfFigures {
   line: string;
 }
 
-async function benchProducerPerf(brokers: string[], brokerPid: number | undefined): Promise<PerfFigures> {
+async function benchProducerPerf(bench: BenchStack, brokerPid: number | undefined): Promise<PerfFigures> {
   const prefix = `bench-${randomBytes(3).toString('hex')}.`;
   const topic = `${prefix}producer-perf`;
-  await createTopic(brokers, topic, prefix);
+  await createTopic(bench, topic, prefix);
   const records = Number(opts['perf-records']);
   const broker0 = processCpuSeconds(brokerPid);
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(ROOT, 'tools/cli/hookledger.js'),
-        'stack',
-        'kafka-tool',
-        'producer-perf-test',
-        '--topic',
-        topic,
-        '--num-records',
-        String(records),
-        '--record-size',
-        String(RECORD_SIZE),
-        '--throughput',
-        '-1',
-        '--producer-props',
-        `bootstrap.servers=${brokers.join(',')}`,
-        'acks=all',
-        'enable.idempotence=true',
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let text = '';
-    child.stdout!.on('data', (chunk) => {
-      text += chunk;
-    });
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve(text) : reject(new Error(`producer-perf-test exited ${code}`)),
-    );
-  });
+  const output = await kafkaToolOutput('producer-perf-test', [
+    '--topic',
+    topic,
+    '--num-records',
+    String(records),
+    '--record-size',
+    String(RECORD_SIZE),
+    '--throughput',
+    '-1',
+    ...(bench.jvmClientConfig ? ['--producer.config', bench.jvmClientConfig] : []),
+    '--producer-props',
+    `bootstrap.servers=${bench.stack.brokers.join(',')}`,
+    'acks=all',
+    'enable.idempotence=true',
+  ]);
   const broker1 = processCpuSeconds(brokerPid);
   const line = output.trim().split('\n').at(-1)!;
   const number = (re: RegExp) => Number(re.exec(line)?.[1]);
@@ -335,18 +301,19 @@ function stepTable(steps: StepFigures[], withBroker: boolean): string {
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'hookledger-bench-'));
-  let stack: Stack | undefined;
+  let bench: BenchStack | undefined;
   try {
-    stack = await startStack({ stateDir: join(dir, 'stack') });
+    bench = await startBenchStack({ jvmTools: true });
+    const { stack } = bench;
     const brokerPort = Number(stack.brokers[0]!.split(':').at(-1));
     const brokerPid = stack.pids().kafka ?? pidListeningOn(brokerPort);
     log(`stack: ${stack.describe()}; broker pid ${brokerPid ?? 'unknown'}`);
 
     const load = () => loadavg()[0]!.toFixed(1);
     const loads: string[] = [load()];
-    const { ingest, bare } = await benchHttp(stack, brokerPid, dir);
+    const { ingest, bare } = await benchHttp(bench, brokerPid, dir);
     loads.push(load());
-    const perf = await benchProducerPerf(stack.brokers, brokerPid);
+    const perf = await benchProducerPerf(bench, brokerPid);
     loads.push(load());
     log(`producer perf test: ${perf.line}`);
 
@@ -401,7 +368,7 @@ async function main(): Promise<void> {
     console.log(section);
     if (!opts['no-write']) writeSection('ingest', section);
   } finally {
-    await stack?.stop();
+    await bench?.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

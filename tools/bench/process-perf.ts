@@ -1,11 +1,10 @@
 // Kafka's kafka-consumer-perf-test over the bench's raw topic (through `hookledger stack kafka-tool`):
 // how fast the JVM client alone reads the same records, the floor under any consumer's cost.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { kafkaToolOutput } from './children.js';
 import { machineBusySeconds, processCpuSeconds } from './proc-stats.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 /** CPU seconds of this process's children that have exited and been waited for (the tool, its JVM). */
@@ -33,11 +32,14 @@ export interface ConsumerPerf {
 
 export async function consumerPerfTest({
   brokers,
+  clientConfig,
   topic,
   messages,
   brokerPid,
 }: {
   brokers: string[];
+  /** The Java client's connection properties file (a secured cluster). */
+  clientConfig?: string;
   topic: string;
   messages: number;
   brokerPid: number | undefined;
@@ -46,34 +48,17 @@ export async function consumerPerfTest({
   const broker0 = processCpuSeconds(brokerPid);
   const machine0 = machineBusySeconds();
   const started = performance.now();
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(ROOT, 'tools/cli/hookledger.js'),
-        'stack',
-        'kafka-tool',
-        'consumer-perf-test',
-        '--bootstrap-server',
-        brokers.join(','),
-        '--topic',
-        topic,
-        '--messages',
-        String(messages),
-        '--timeout',
-        '30000',
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let text = '';
-    child.stdout!.on('data', (chunk) => {
-      text += chunk;
-    });
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve(text) : reject(new Error(`consumer-perf-test exited ${code}: ${text}`)),
-    );
-  });
+  const output = await kafkaToolOutput('consumer-perf-test', [
+    '--bootstrap-server',
+    brokers.join(','),
+    ...(clientConfig ? ['--consumer.config', clientConfig] : []),
+    '--topic',
+    topic,
+    '--messages',
+    String(messages),
+    '--timeout',
+    '30000',
+  ]);
   const broker1 = processCpuSeconds(brokerPid);
   const lines = output.trim().split('\n');
   const headerAt = lines.findIndex((l) => l.includes('nMsg.sec'));

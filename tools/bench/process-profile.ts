@@ -1,6 +1,7 @@
 // Summarises a V8 .cpuprofile (from `node --cpu-prof`) over a time window: self time by function and
 // by package, idle time left out, so the benchmark can say where a stage's CPU goes.
 import { readFileSync } from 'node:fs';
+import { ROOT } from './children.js';
 
 interface ProfileNode {
   id: number;
@@ -96,8 +97,6 @@ const PHASES: [string, (frames: string[]) => boolean][] = [
   ['librdkafka binding, other (lib/client.js, events, logs)', (f) => f.some((x) => BINDING.test(x))],
   ['metrics (prom-client)', (f) => f.some((x) => x.includes(' prom-client/'))],
 ];
-
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** The package (or project folder, or Node's internals) a script belongs to. */
 function packageOf(url: string, name: string): string {

@@ -73,6 +73,10 @@ function shareRow(
   return `| ${name} | ${fmt(seconds, 1)} | ${fmt(busy / seconds, 2)} | ${fmt(own / seconds, 2)} | ${fmt(broker === undefined ? undefined : broker / seconds, 2)} | ${fmt(rest / seconds, 2)} | ${fmt(load, 1)} |`;
 }
 
+/** shareRow for a worker's steady window. */
+const windowShareRow = (name: string, w: Window) =>
+  shareRow(name, w.seconds, w.machineBusy, w.workerCpu, w.brokerCpu, w.load1);
+
 export function renderReport(r: Report): string {
   const cores = availableParallelism();
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
@@ -168,42 +172,10 @@ export function renderReport(r: Report): string {
       r.perf.brokerCpu,
       r.perf.load1,
     ),
-    shareRow(
-      'pass-through',
-      r.bare.window.seconds,
-      r.bare.window.machineBusy,
-      r.bare.window.workerCpu,
-      r.bare.window.brokerCpu,
-      r.bare.window.load1,
-    ),
-    ...(r.bareBig
-      ? [
-          shareRow(
-            'pass-through, big transactions',
-            r.bareBig.window.seconds,
-            r.bareBig.window.machineBusy,
-            r.bareBig.window.workerCpu,
-            r.bareBig.window.brokerCpu,
-            r.bareBig.window.load1,
-          ),
-        ]
-      : []),
-    shareRow(
-      'dedupe-router',
-      r.router.window.seconds,
-      r.router.window.machineBusy,
-      r.router.window.workerCpu,
-      r.router.window.brokerCpu,
-      r.router.window.load1,
-    ),
-    shareRow(
-      'tables',
-      r.tables.window.seconds,
-      r.tables.window.machineBusy,
-      r.tables.window.workerCpu,
-      r.tables.window.brokerCpu,
-      r.tables.window.load1,
-    ),
+    windowShareRow('pass-through', r.bare.window),
+    ...(r.bareBig ? [windowShareRow('pass-through, big transactions', r.bareBig.window)] : []),
+    windowShareRow('dedupe-router', r.router.window),
+    windowShareRow('tables', r.tables.window),
     `| changelog restore (whole restore) | ${fmt(r.restore.durationMs / 1000, 2)} | | | | | ${fmt(r.restore.load1, 1)} |`,
     '',
   ];

@@ -17,12 +17,14 @@ import {
 import { createTopicAdmin } from '../../runtime/kafka/rdkafka-admin.js';
 import { deliverAll, type OutRecord, routeDeliveryReports } from '../../runtime/kafka/write-records.js';
 import { createSerde } from '../../schemas/serde.js';
-import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
+import { topicNames, valueSubject } from '../../schemas/topics.js';
 import { generateLoad } from '../../test/integration/processors-load.js';
+import type { BenchStack } from './bench-stack.js';
+import { benchTopicCatalog } from './bench-topics.js';
+import { ROOT } from './children.js';
 import { machineBusySeconds, peakRssMiB, processCpuSeconds } from './proc-stats.js';
 import type { FromWorker, ToWorker, WorkerArgs } from './process-worker.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 export const log = (message: string) => console.error(`bench:process ${message}`);
 export const load1 = () => loadavg()[0]!;
 
@@ -66,10 +68,9 @@ export function openBenchAdmin(settings: KafkaSettings): BenchAdmin {
 }
 
 export interface Env {
+  bench: BenchStack;
   settings: KafkaSettings;
   admin: BenchAdmin;
-  brokers: string[];
-  registryUrl: string;
   partitions: number;
   brokerPid: number | undefined;
 }
@@ -105,16 +106,10 @@ export async function prefill(
   retries: number,
 ): Promise<{ records: number; meanValueBytes: number }> {
   const names = topicNames(prefix);
-  const specs = topicCatalog({
-    prefix,
-    bodyLimit: 1_048_576,
-    dedupeWindowMs: 7 * 86_400_000,
-    partitions: env.partitions,
-    replicationFactor: 1,
-  });
+  const specs = benchTopicCatalog(prefix, env.partitions);
   specs.push({ ...specs.find((s) => s.name === names.unique)!, name: `${prefix}passthrough` });
   await ensureTopics(env.admin, specs);
-  const serde = createSerde({ registryUrl: env.registryUrl });
+  const serde = createSerde(env.bench.registry('bench-prefill'));
   await serde.registerAll(prefix);
   const schemaId = await serde.latestSchemaId(valueSubject(names.raw));
   const load = generateLoad({ ids, retries, startAt: Date.now() - 3_600_000 });
@@ -167,8 +162,7 @@ export function spawnWorker(
       cwd: ROOT,
       env: {
         ...process.env,
-        KAFKA_BROKERS: env.brokers.join(','),
-        SCHEMA_REGISTRY_URL: env.registryUrl,
+        ...env.bench.env,
         TOPIC_PREFIX: prefix,
         BENCH_WORKER: JSON.stringify(args),
       },

@@ -7,9 +7,10 @@ import { liveDedupeTopology, startDedupeRouter } from '../../processors/dedupe-r
 import type { RawInput } from '../../processors/dedupe-router/poison.js';
 import { startTables } from '../../processors/tables/main.js';
 import { loadConfig } from '../../runtime/config.js';
-import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import { restoreTasks } from '../../runtime/streams/restore.js';
 import { StreamTask } from '../../runtime/streams/stream-task.js';
+import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
 import { runPassThrough } from './process-passthrough.js';
 
@@ -92,11 +93,7 @@ async function count(): Promise<Count> {
 }
 
 async function start(): Promise<void> {
-  const settings: KafkaSettings = {
-    brokers: config.KAFKA_BROKERS,
-    clientId: `bench-${args.mode}`,
-    logger,
-  };
+  const settings = kafkaSettings(config, `bench-${args.mode}`, logger);
   switch (args.mode) {
     case 'passthrough': {
       const run = runPassThrough({
@@ -131,7 +128,7 @@ async function start(): Promise<void> {
       // read_committed reader, runtime/kafka/read-to-end.ts) into the router's tasks' DedupeStores.
       const topology = await liveDedupeTopology(
         config,
-        createSerde({ registryUrl: config.SCHEMA_REGISTRY_URL, clientId: 'bench-restore' }),
+        createSerde({ ...registryAccess(config), clientId: 'bench-restore' }),
       );
       const source = topology.sources[0]!;
       const port = { pause: () => undefined, resume: () => undefined };

@@ -6,7 +6,8 @@
 // tracked id at 1M ids, and a CPU profile of the router (a separate, smaller pass). Every Kafka path
 // is librdkafka (@confluentinc/kafka-javascript).
 // Writes the Markdown section into docs/benchmarks.md between the bench:process markers.
-// Uses KAFKA_BROKERS and SCHEMA_REGISTRY_URL when set, else starts a local stack of its own.
+// Uses KAFKA_BROKERS and SCHEMA_REGISTRY_URL when set (with the connection variables, as the product), else
+// starts a local stack of its own.
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ import { DedupeStore } from '../../processors/dedupe-router/dedupe-store.js';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { tablesAppId } from '../../processors/tables/main.js';
 import { TABLE_STREAMS, topicNames } from '../../schemas/topics.js';
-import { type Stack, startStack } from '../stack/index.js';
+import { startBenchStack } from './bench-stack.js';
 import { findBrokerPid } from './proc-stats.js';
 import { consumerPerfTest } from './process-perf.js';
 import { summariseProfile } from './process-profile.js';
@@ -56,16 +57,6 @@ const { values: opts } = parseArgs({
     'keep-topics': { type: 'boolean', default: false },
   },
 });
-
-/** KAFKA_BROKERS and SCHEMA_REGISTRY_URL when set (the broker's pid is then found by its port), else a local stack of its own. */
-async function benchStack(): Promise<{ brokers: string[]; registryUrl: string; stack?: Stack }> {
-  const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
-  const registryUrl = process.env.SCHEMA_REGISTRY_URL;
-  if (brokers.length > 0 && registryUrl) return { brokers, registryUrl };
-  const stack = await startStack({ stateDir: mkdtempSync(join(tmpdir(), 'hookledger-bench-stack-')) });
-  log(`stack: ${stack.describe()}`);
-  return { brokers: stack.brokers, registryUrl: stack.registryUrl, stack };
-}
 
 function heapPerTrackedId(count: number): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -107,12 +98,14 @@ async function main(): Promise<void> {
   const partitions = Number(opts.partitions);
   const ids = Number(opts.ids);
   const retries = Number(opts.retries);
-  const { brokers, registryUrl, stack } = await benchStack();
-  const logger = pino({ level: 'warn' });
-  const settings = { brokers, clientId: 'bench-process', logger };
+  // The broker's pid of a configured stack is found by its port (or given with --broker-pid).
+  const bench = await startBenchStack({ jvmTools: true });
+  const { brokers, registryUrl } = bench.stack;
+  log(`stack: ${bench.stack.describe()}`);
+  const settings = bench.kafka('bench-process', pino({ level: 'warn' }));
   const admin = openBenchAdmin(settings);
   const brokerPid = opts['broker-pid'] ? Number(opts['broker-pid']) : findBrokerPid(brokers[0]!);
-  const env: Env = { settings, admin, brokers, registryUrl, partitions, brokerPid };
+  const env: Env = { bench, settings, admin, partitions, brokerPid };
   log(`broker pid ${brokerPid ?? 'not found (pass --broker-pid)'}`);
   const prefix = `bench-process-${randomBytes(3).toString('hex')}.`;
   const profilePrefix = `bench-process-${randomBytes(3).toString('hex')}.`;
@@ -128,7 +121,13 @@ async function main(): Promise<void> {
 
     log('kafka-consumer-perf-test…');
     const perfLoad = load1();
-    const perf = await consumerPerfTest({ brokers, topic: names.raw, messages: total, brokerPid });
+    const perf = await consumerPerfTest({
+      brokers,
+      ...(bench.jvmClientConfig ? { clientConfig: bench.jvmClientConfig } : {}),
+      topic: names.raw,
+      messages: total,
+      brokerPid,
+    });
     log(`consumer perf test: ${perf.fetchRecordsPerSec.toFixed(0)} records/s`);
 
     const passThrough = async (
@@ -263,7 +262,7 @@ async function main(): Promise<void> {
       if (ours.length > 0) await admin.deleteTopics(ours).catch(() => undefined);
     }
     admin.close();
-    await stack?.stop();
+    await bench.stop();
   }
 }
 

@@ -1,5 +1,6 @@
-// Certificates for the secured local stack, made with openssl at start: a CA of its own and a broker
-// certificate it signs for 127.0.0.1 and localhost. Kept in the state dir, so a restart reuses them.
+// Certificates for the secured local stack, made with openssl at start: a CA of its own, and the broker's
+// and the registry's certificates it signs for 127.0.0.1 and localhost. Kept in the state dir, so a
+// restart reuses them.
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,10 +36,15 @@ async function openssl(args: string[]): Promise<void> {
   }
 }
 
+/** Where createCertificateAuthority keeps the CA `name` in `dir`: to sign more with it later. */
+export function certificateAuthorityIn(dir: string, name = 'ca'): CertificateAuthority {
+  return { certFile: join(dir, `${name}.pem`), keyFile: join(dir, `${name}.key`) };
+}
+
 /** A self-signed CA valid for 30 days (a local stack lives for hours). */
 export async function createCertificateAuthority(dir: string, name = 'ca'): Promise<CertificateAuthority> {
   await mkdir(dir, { recursive: true });
-  const ca = { certFile: join(dir, `${name}.pem`), keyFile: join(dir, `${name}.key`) };
+  const ca = certificateAuthorityIn(dir, name);
   await openssl([
     'req',
     '-x509',

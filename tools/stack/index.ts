@@ -44,6 +44,8 @@ export interface Stack {
   registryUrl: string;
   /** A secured stack (`secure`): the other variables a client needs (KAFKA_SASL_*, KAFKA_SSL_CA_FILE, SCHEMA_REGISTRY_*). */
   clientEnv?: Record<string, string>;
+  /** A secured stack: the same, logging in to Kafka with OAUTHBEARER (the stack's token endpoint) instead of SCRAM. */
+  oauthClientEnv?: Record<string, string>;
   /** Where the JVMs write (local kind); Docker users read `docker logs`. */
   logFiles: { kafka?: string; registry?: string };
   /** The JVMs' pids while they run (local kind). */
@@ -73,7 +75,7 @@ export interface StartStackOptions {
   brokers?: number;
   /**
    * Local JVMs only, one node: clients reach Kafka over SASL_SSL (SCRAM-SHA-512, a CA of the stack's own)
-   * and the registry with basic auth; `clientEnv` holds the variables for that.
+   * and the registry over HTTPS (the same CA) with basic auth; `clientEnv` holds the variables for that.
    */
   secure?: boolean;
 }
@@ -250,7 +252,7 @@ async function startSecureStack(
     logger: options.logger ?? silent(),
     detached,
   });
-  const { kafka, registry, brokers, clientEnv } = secure;
+  const { kafka, registry, brokers, clientEnv, oauthClientEnv } = secure;
   const logFiles = { kafka: kafka.logFile, registry: registry.logFile };
   await writeStackRecord(options.stateDir, {
     kind: 'local',
@@ -262,6 +264,7 @@ async function startSecureStack(
     ownerPid: process.pid,
     logFiles,
     clientEnv,
+    oauthClientEnv,
     probeBrokers: kafka.brokers,
   });
   return {
@@ -270,11 +273,12 @@ async function startSecureStack(
     kafkaVersion: release.version,
     registryUrl: registry.url,
     clientEnv,
+    oauthClientEnv,
     logFiles,
     pids: () => ({ kafka: kafka.pid(), registry: registry.pid() }),
     startupMs: Date.now() - began,
     describe: () =>
-      `local JVMs, secured: Kafka ${release.version} on ${brokers.join(',')} (SASL_SSL, SCRAM-SHA-512), registry ${registry.url} (basic auth) (logs: ${kafka.logFile}, ${registry.logFile})`,
+      `local JVMs, secured: Kafka ${release.version} on ${brokers.join(',')} (SASL_SSL, SCRAM-SHA-512 or OAUTHBEARER from ${secure.tokenEndpoint.url}), registry ${registry.url} (HTTPS, basic auth) (logs: ${kafka.logFile}, ${registry.logFile})`,
     async stop() {
       await secure.stop();
       await forget(options.stateDir);
@@ -289,6 +293,7 @@ async function forget(stateDir: string): Promise<void> {
   const files = stackFiles(stateDir);
   await rm(files.record, { force: true });
   await rm(files.env, { force: true });
+  await rm(files.oauthEnv, { force: true });
 }
 
 /** An extra broker of its own (Kafka only) for fault tests that must not disturb the shared one. */

@@ -51,6 +51,8 @@ export interface KafkaNodeOptions {
   extraProperties?: (base: Properties) => Properties;
   /** More `kafka-storage format` arguments (the secured stack's SCRAM users). */
   formatArgs?: readonly string[];
+  /** More JVM flags (the secured stack's allowed OAuth URLs). */
+  jvmOptions?: readonly string[];
 }
 
 /** A node's place in a local cluster: its id and every node's ports, all chosen before any config is written. */
@@ -199,7 +201,10 @@ export async function createKafkaNode(options: KafkaNodeOptions): Promise<KafkaN
       jvm = await launchJvm({
         name: 'Kafka',
         command: java,
-        args: kafkaBrokerArgs(broker, paths.serverProperties, options.heap ?? ['-Xms256m', '-Xmx1g']),
+        args: kafkaBrokerArgs(broker, paths.serverProperties, [
+          ...(options.heap ?? ['-Xms256m', '-Xmx1g']),
+          ...(options.jvmOptions ?? []),
+        ]),
         cwd: paths.dir,
         logFile: paths.logFile,
         pidFile: paths.pidFile,

@@ -3,7 +3,8 @@ import type { Logger } from '../../runtime/log.js';
 import { ensureArtifacts, requireJava } from './artifacts.js';
 import { createLocalKafka, formattedNodes, type LocalKafka } from './kafka-cluster.js';
 import type { KafkaRelease } from './kafka-versions.js';
-import { createRegistryNode, type RegistryNode } from './registry-process.js';
+import { startRegistryOnKafka } from './registry-on-kafka.js';
+import type { RegistryNode } from './registry-process.js';
 
 export interface LocalStack {
   kafka: LocalKafka;
@@ -35,30 +36,12 @@ export async function startLocalStack(options: {
     ...(size > 1 ? { heap: ['-Xms128m', '-Xmx512m'] } : {}),
   });
   await kafka.start();
-  let registry: RegistryNode | undefined;
-  try {
-    // After Kafka: KafkaSQL reads its journal from Kafka before it answers anything.
-    registry = await createRegistryNode({
-      stateDir,
-      artifacts,
-      java: java.path,
-      brokers: kafka.brokers,
-      logger,
-      detached,
-    });
-    await registry.start();
-  } catch (error) {
-    await kafka.stop();
-    throw error;
-  }
-  const started = registry;
-  return {
-    kafka,
-    registry: started,
-    async stop() {
-      // Registry first: stopped the other way round, it would spend its shutdown retrying a gone broker.
-      await started.stop();
-      await kafka.stop();
-    },
-  };
+  const { registry, stop } = await startRegistryOnKafka(kafka, {
+    stateDir,
+    artifacts,
+    java: java.path,
+    logger,
+    detached,
+  });
+  return { kafka, registry, stop };
 }

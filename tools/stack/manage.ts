@@ -1,6 +1,7 @@
 // Acting on a stack that another process started (`stack up` earlier): status, down, restart of Kafka.
 import { rm } from 'node:fs/promises';
 import type { Logger } from '../../runtime/log.js';
+import { type RegistryAccess, registryAccess } from '../../schemas/registry-access.js';
 import { ensureArtifacts, requireJava } from './artifacts.js';
 import { removeDockerStack, restartDockerKafka } from './docker.js';
 import { StackError } from './errors.js';
@@ -17,6 +18,11 @@ import { DEFAULT_KAFKA_VERSION, requireKafkaRelease } from './kafka-versions.js'
 import { kafkaAnswers, registryAnswers } from './readiness.js';
 import { runningRegistryPid } from './registry-process.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
+import {
+  runningTokenEndpointPid,
+  tokenEndpointAnswers,
+  tokenEndpointPaths,
+} from './token-endpoint-process.js';
 
 export interface ComponentStatus {
   /** `kafka`, `kafka-<n>` for node n of a local cluster, or `registry`. */
@@ -45,7 +51,7 @@ export async function stackStatus(stateDir: string): Promise<StackStatus | undef
       ? record.brokers.map((broker, i) => ({ name: `kafka-${i + 1}`, brokers: [broker], nodeId: i + 1 }))
       : [{ name: 'kafka', brokers: record.brokers, nodeId: undefined }];
   const [registryUp, ...nodesUp] = await Promise.all([
-    registryAnswers(record.registryUrl, undefined, registryCredentials(record)),
+    registryAnswersFor(record),
     // A secured stack's broker is checked on its PLAINTEXT listener (the SASL_SSL one needs a login).
     ...nodes.map((node) =>
       kafkaAnswers(node.nodeId === undefined ? (record.probeBrokers ?? node.brokers) : node.brokers),
@@ -67,13 +73,34 @@ export async function stackStatus(stateDir: string): Promise<StackStatus | undef
       logFile: record.logFiles.registry,
     },
   ];
+  const tokenUrl = record.oauthClientEnv?.KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL;
+  if (tokenUrl !== undefined)
+    components.push({
+      name: 'token endpoint',
+      address: tokenUrl,
+      ...(local ? { pid: runningTokenEndpointPid(stateDir) } : {}),
+      answers: await tokenEndpointAnswers(tokenUrl),
+      logFile: tokenEndpointPaths(stateDir).logFile,
+    });
   return { record, components, healthy: components.every((c) => c.answers) };
 }
 
-function registryCredentials(record: StackRecord): { username: string; password: string } | undefined {
-  const username = record.clientEnv?.SCHEMA_REGISTRY_USERNAME;
-  const password = record.clientEnv?.SCHEMA_REGISTRY_PASSWORD;
-  return username !== undefined && password !== undefined ? { username, password } : undefined;
+/** The registry answers with the login and CA its stack.env hands clients (the secured stack's: https). */
+async function registryAnswersFor(record: StackRecord): Promise<boolean> {
+  const env = record.clientEnv ?? {};
+  let access: RegistryAccess;
+  try {
+    access = registryAccess({
+      SCHEMA_REGISTRY_URL: record.registryUrl,
+      SCHEMA_REGISTRY_USERNAME: env.SCHEMA_REGISTRY_USERNAME,
+      SCHEMA_REGISTRY_PASSWORD: env.SCHEMA_REGISTRY_PASSWORD,
+      SCHEMA_REGISTRY_CA_FILE: env.SCHEMA_REGISTRY_CA_FILE,
+    });
+  } catch {
+    // Its CA file is gone (a state dir half removed): no client of this stack can reach it either.
+    return false;
+  }
+  return registryAnswers(access);
 }
 
 /** A supervised stack belongs to the process running it (`hookledger start`, a test run): leave it alone. */
@@ -100,7 +127,11 @@ export async function stopStackIn(stateDir: string, options: { purge?: boolean }
     }
   }
   // By pid files, whatever stack.json says: `up` interrupted half-way leaves pids but no record.
-  for (const pid of [runningRegistryPid(stateDir), ...runningKafkaPids(stateDir)]) {
+  for (const pid of [
+    runningRegistryPid(stateDir),
+    ...runningKafkaPids(stateDir),
+    runningTokenEndpointPid(stateDir),
+  ]) {
     if (pid !== undefined) {
       await stopPid(pid);
       stopped = true;
@@ -109,6 +140,7 @@ export async function stopStackIn(stateDir: string, options: { purge?: boolean }
   const files = stackFiles(stateDir);
   await rm(files.record, { force: true });
   await rm(files.env, { force: true });
+  await rm(files.oauthEnv, { force: true });
   if (options.purge) await rm(stateDir, { recursive: true, force: true });
   return stopped;
 }

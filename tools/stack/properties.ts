@@ -232,7 +232,8 @@ export function registrySystemProperties({
   return {
     'quarkus.http.host': host,
     'quarkus.http.port': port,
-    // Quarkus opens a management interface too; its default 9000 would clash between stacks.
+    // Harmless where the build turns the management interface off (3.0.9: health is on the main port);
+    // where it is on, its default 9000 would clash between stacks.
     'quarkus.management.host': host,
     'quarkus.management.port': managementPort,
     'apicurio.storage.kind': 'kafkasql',

@@ -2,17 +2,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { createTopicAdmin } from '../../runtime/kafka/rdkafka-admin.js';
+import type { RegistryAccess } from '../../schemas/registry-access.js';
+import { registryGet } from '../../schemas/registry-get.js';
 
 export interface WaitOptions {
   timeoutMs: number;
   /** Resolves if the process died meanwhile: stop waiting at once instead of at the timeout. */
   exited?: Promise<void>;
-}
-
-/** HTTP basic auth for a registry that asks for it (the secured stack's). */
-export interface RegistryCredentials {
-  username: string;
-  password: string;
 }
 
 export type WaitOutcome = 'ready' | 'timeout' | 'exited';
@@ -54,62 +50,30 @@ export function waitForKafka(brokers: string[], options: WaitOptions): Promise<W
   return poll(() => kafkaAnswers(brokers), options);
 }
 
-function basicAuth(credentials: RegistryCredentials | undefined): Record<string, string> {
-  if (!credentials) return {};
-  const token = Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64');
-  return { authorization: `Basic ${token}` };
+/** A 200 to GET `url` within `timeoutMs`, with the registry's login and CA. */
+async function answers200(url: URL, access: RegistryAccess, timeoutMs: number): Promise<boolean> {
+  const answer = await registryGet(url, access, timeoutMs);
+  return 'status' in answer && answer.status === 200;
 }
 
 /** GET <registry>/subjects answers 200: the ccompat API is up and its storage is readable. */
-export async function registryAnswers(
-  registryUrl: string,
-  timeoutMs = 2_000,
-  credentials?: RegistryCredentials,
-): Promise<boolean> {
-  try {
-    const response = await fetch(`${registryUrl}/subjects`, {
-      headers: basicAuth(credentials),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await response.body?.cancel();
-    return response.status === 200;
-  } catch {
-    return false;
-  }
+export function registryAnswers(access: RegistryAccess, timeoutMs = 2_000): Promise<boolean> {
+  return answers200(new URL(`${access.registryUrl}/subjects`), access, timeoutMs);
 }
 
 /**
- * Apicurio's readiness, `GET /health/ready` beside the API, answers 200 only once its storage is ready.
- * For KafkaSQL that is once it has replayed its journal from Kafka up to a marker it wrote on start;
- * until then `/subjects` already answers 200 from a partly rebuilt store, and registering a schema it
- * has not read back yet creates the subject a second time: 409 "An artifact with ID … already exists".
+ * Apicurio's readiness, `GET /health/ready` beside the API (and over TLS with it: its build keeps
+ * Quarkus's management interface off, so health is served by the main server), answers 200 only once
+ * its storage is ready. For KafkaSQL that is once it has replayed its journal from Kafka up to a marker
+ * it wrote on start; until then `/subjects` already answers 200 from a partly rebuilt store, and
+ * registering a schema it has not read back yet creates the subject a second time: 409 "An artifact
+ * with ID … already exists".
  */
-export async function registryStorageReady(
-  registryUrl: string,
-  timeoutMs = 2_000,
-  credentials?: RegistryCredentials,
-): Promise<boolean> {
-  try {
-    const response = await fetch(new URL('/health/ready', registryUrl), {
-      headers: basicAuth(credentials),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await response.body?.cancel();
-    return response.status === 200;
-  } catch {
-    return false;
-  }
+export function registryStorageReady(access: RegistryAccess, timeoutMs = 2_000): Promise<boolean> {
+  return answers200(new URL('/health/ready', access.registryUrl), access, timeoutMs);
 }
 
 /** Until the registry serves what it stored: its storage is ready, and the Confluent API answers. */
-export function waitForRegistry(
-  registryUrl: string,
-  options: WaitOptions & { credentials?: RegistryCredentials },
-): Promise<WaitOutcome> {
-  return poll(
-    async () =>
-      (await registryStorageReady(registryUrl, 2_000, options.credentials)) &&
-      (await registryAnswers(registryUrl, 2_000, options.credentials)),
-    options,
-  );
+export function waitForRegistry(access: RegistryAccess, options: WaitOptions): Promise<WaitOutcome> {
+  return poll(async () => (await registryStorageReady(access)) && (await registryAnswers(access)), options);
 }

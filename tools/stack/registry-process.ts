@@ -6,7 +6,21 @@ import type { Artifacts } from './artifacts.js';
 import { launchJvm, notReadyError, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
 import { freePort, portIsFree } from './ports.js';
 import { NO_PERF_DATA, type Properties, registrySystemProperties, systemPropertyArgs } from './properties.js';
-import { type RegistryCredentials, waitForRegistry } from './readiness.js';
+import { waitForRegistry } from './readiness.js';
+import { registryHttpsProperties } from './secure-properties.js';
+
+/** HTTP basic auth for a registry that asks for it (the secured stack's). */
+export interface RegistryCredentials {
+  username: string;
+  password: string;
+}
+
+/** HTTPS only (the secured stack's): PEM files for the server, and the CA its readiness check trusts. */
+export interface RegistryTls {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+}
 
 export interface RegistryNodeOptions {
   stateDir: string;
@@ -20,6 +34,8 @@ export interface RegistryNodeOptions {
   extraProperties?: Properties;
   /** The basic-auth user the readiness check logs in as, when the registry asks for one. */
   credentials?: RegistryCredentials;
+  /** Serve HTTPS instead of HTTP, on the same port. */
+  tls?: RegistryTls;
 }
 
 export interface RegistryNode {
@@ -47,8 +63,8 @@ export function registryPaths(stateDir: string) {
   };
 }
 
-export function registryUrl(port: number, host = '127.0.0.1'): string {
-  return `http://${host}:${port}/apis/ccompat/v7`;
+export function registryUrl(port: number, { host = '127.0.0.1', https = false } = {}): string {
+  return `${https ? 'https' : 'http'}://${host}:${port}/apis/ccompat/v7`;
 }
 
 /** The pid of a registry JVM started for this state directory, if it still runs. */
@@ -66,7 +82,7 @@ export async function createRegistryNode(options: RegistryNodeOptions): Promise<
   await mkdir(tmp, { recursive: true });
   const node = await choosePorts(paths.nodeFile, runningRegistryPid(stateDir) !== undefined);
   await writeFile(paths.nodeFile, `${JSON.stringify(node, null, 2)}\n`);
-  const url = registryUrl(node.port);
+  const url = registryUrl(node.port, { https: options.tls !== undefined });
   const log = logger.child({ component: 'stack.registry' });
   let jvm: RunningJvm | undefined;
 
@@ -78,8 +94,15 @@ export async function createRegistryNode(options: RegistryNodeOptions): Promise<
     async start() {
       if (self.pid() !== undefined) return;
       const started = Date.now();
+      // How its readiness check reaches it; the CA is read first, so a missing file starts no JVM.
+      const access = {
+        registryUrl: url,
+        ...(options.credentials ? { auth: options.credentials } : {}),
+        ...(options.tls ? { ca: await readFile(options.tls.caFile) } : {}),
+      };
       const properties = {
         ...registrySystemProperties({ port: node.port, managementPort: node.managementPort, brokers }),
+        ...(options.tls ? registryHttpsProperties(node.port, options.tls) : {}),
         ...options.extraProperties,
       };
       jvm = await launchJvm({
@@ -101,10 +124,9 @@ export async function createRegistryNode(options: RegistryNodeOptions): Promise<
         pidFile: paths.pidFile,
         detached: options.detached ?? false,
       });
-      const outcome = await waitForRegistry(url, {
+      const outcome = await waitForRegistry(access, {
         timeoutMs: options.readyTimeoutMs ?? 120_000,
         exited: jvm.exited,
-        ...(options.credentials ? { credentials: options.credentials } : {}),
       });
       if (outcome !== 'ready') {
         const running = jvm;

@@ -19,6 +19,8 @@ export interface StackRecord {
   docker?: { kafkaContainer: string; registryContainer: string; network: string };
   /** A secured stack: the variables clients log in with (KAFKA_SASL_*, KAFKA_SSL_CA_FILE, SCHEMA_REGISTRY_*). */
   clientEnv?: Record<string, string>;
+  /** A secured stack: the same variables logging in with OAUTHBEARER through its token endpoint (stack-oauth.env). */
+  oauthClientEnv?: Record<string, string>;
   /** A secured stack: its PLAINTEXT listener, where `stack status` checks that Kafka answers. */
   probeBrokers?: string[];
 }
@@ -29,7 +31,12 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, cwd = proc
 }
 
 export function stackFiles(stateDir: string) {
-  return { record: join(stateDir, 'stack.json'), env: join(stateDir, 'stack.env') };
+  return {
+    record: join(stateDir, 'stack.json'),
+    env: join(stateDir, 'stack.env'),
+    /** A secured stack's variables for OAUTHBEARER instead of SCRAM. */
+    oauthEnv: join(stateDir, 'stack-oauth.env'),
+  };
 }
 
 /**
@@ -57,6 +64,10 @@ export async function writeStackRecord(stateDir: string, record: StackRecord): P
   await writeFile(files.record, `${JSON.stringify(record, null, 2)}\n`);
   // The secured stack's env file holds its passwords: readable by its owner only.
   await writeFile(files.env, renderStackEnv(record), { mode: 0o600 });
+  if (record.oauthClientEnv)
+    await writeFile(files.oauthEnv, renderStackEnv({ ...record, clientEnv: record.oauthClientEnv }), {
+      mode: 0o600,
+    });
 }
 
 export function readStackRecord(stateDir: string): StackRecord | undefined {

@@ -1,9 +1,16 @@
 // The login of hookledger's own broker connection, against a fake broker on a loopback port that speaks
 // SaslHandshake v1 and SaslAuthenticate v1 (PLAIN) the way Kafka does. SCRAM's math has its own tests
 // (scram.test.ts); the real SASL_SSL listener is exercised in test/integration/secured-cluster.test.ts.
+
+import { createPublicKey, verify } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BrokerAuthenticationError, openBrokerConnection } from '../../../runtime/kafka/broker-connection.js';
+import {
+  createSigningKey,
+  startTokenEndpoint,
+  type TokenEndpoint,
+} from '../../../tools/stack/token-endpoint.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -24,8 +31,15 @@ function str(s: string) {
   return Buffer.concat([i16(Buffer.byteLength(s)), Buffer.from(s)]);
 }
 
-/** A broker that offers `mechanisms` and accepts PLAIN for user/password only. */
-async function saslBroker(mechanisms: string[], seen: string[] = []) {
+/**
+ * A broker that offers `mechanisms` and accepts PLAIN for user/password only, and OAUTHBEARER tokens that
+ * `tokenAccepted` accepts.
+ */
+async function saslBroker(
+  mechanisms: string[],
+  seen: string[] = [],
+  tokenAccepted: (token: string) => boolean = () => false,
+) {
   const sockets: Socket[] = [];
   const server = createServer((socket) => {
     sockets.push(socket);
@@ -54,6 +68,22 @@ async function saslBroker(mechanisms: string[], seen: string[] = []) {
         } else {
           const auth = body.subarray(4, 4 + body.readInt32BE(0)).toString('utf8');
           seen.push(`authenticate ${JSON.stringify(auth)}`);
+          const [gs2, bearer] = auth.split('\u0001');
+          if (gs2 === 'n,,' && bearer?.startsWith('auth=Bearer ')) {
+            // RFC 7628: a refused token is answered with a JSON challenge and no error yet.
+            const token = bearer.slice('auth=Bearer '.length);
+            const challenge = tokenAccepted(token) ? '' : '{"status":"invalid_token"}';
+            answer = Buffer.concat([
+              i32(correlationId),
+              i16(0),
+              i16(-1),
+              i32(Buffer.byteLength(challenge)),
+              Buffer.from(challenge),
+              Buffer.alloc(8),
+            ]);
+            socket.write(Buffer.concat([i32(answer.length), answer]));
+            continue;
+          }
           const ok = auth === '\u0000user\u0000password';
           answer = Buffer.concat([
             i32(correlationId),
@@ -105,6 +135,81 @@ describe('logging in on a SASL listener', () => {
     const broker = await saslBroker(['SCRAM-SHA-256']);
     await expect(open(broker.port, 'password', 'SCRAM-SHA-512')).rejects.toThrow(
       'SASL SCRAM-SHA-512 as "user": the listener does not offer SCRAM-SHA-512 (it offers SCRAM-SHA-256): check KAFKA_SASL_MECHANISM',
+    );
+  });
+});
+
+describe('logging in with OAUTHBEARER', () => {
+  const issuer = { issuer: 'test-issuer', audience: 'kafka', keyId: 'k1' };
+  const signingKey = createSigningKey('k1');
+  const publicKey = createPublicKey(signingKey.privateKeyPem);
+  /** The broker's check: a JWT signed with the endpoint's key. */
+  const signedByEndpoint = (token: string) => {
+    const [header, payload, signature] = token.split('.');
+    return verify(
+      'RSA-SHA256',
+      Buffer.from(`${header}.${payload}`),
+      publicKey,
+      Buffer.from(signature!, 'base64url'),
+    );
+  };
+  const endpoints: TokenEndpoint[] = [];
+  afterEach(async () => {
+    await Promise.all(endpoints.splice(0).map((e) => e.close()));
+  });
+  const endpoint = async (key = signingKey) => {
+    const started = await startTokenEndpoint({ signingKey: key, issuer, clients: { app: 'secret' } });
+    endpoints.push(started);
+    return started;
+  };
+  const openWith = (port: number, tokenUrl: string, clientSecret = 'secret') =>
+    openBrokerConnection({
+      host: '127.0.0.1',
+      port,
+      clientId: 'test',
+      timeoutMs: 2_000,
+      security: { sasl: { mechanism: 'OAUTHBEARER', oauth: { tokenUrl, clientId: 'app', clientSecret } } },
+    });
+
+  it('fetches a token from the endpoint and hands it to the broker', async () => {
+    const seen: string[] = [];
+    const broker = await saslBroker(['OAUTHBEARER'], seen, signedByEndpoint);
+    const tokens = await endpoint();
+    const connection = await openWith(broker.port, tokens.url);
+    connection.close();
+    expect(tokens.issued()).toBe(1);
+    expect(seen[0]).toBe('handshake OAUTHBEARER');
+    expect(seen[1]).toMatch(/^authenticate "n,,\\u0001auth=Bearer [\w-]+\.[\w-]+\.[\w-]+\\u0001\\u0001"$/);
+  });
+
+  it('says the endpoint refused the client, naming the variables, before asking the broker anything', async () => {
+    const seen: string[] = [];
+    const broker = await saslBroker(['OAUTHBEARER'], seen, signedByEndpoint);
+    const tokens = await endpoint();
+    const attempt = openWith(broker.port, tokens.url, 'wrong');
+    await expect(attempt).rejects.toBeInstanceOf(BrokerAuthenticationError);
+    await expect(attempt).rejects.toThrow(
+      `SASL OAUTHBEARER as client "app": the token endpoint ${tokens.url} answered 401 (invalid_client: unknown client or wrong secret) without a token (check KAFKA_SASL_OAUTHBEARER_CLIENT_ID and KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET)`,
+    );
+    expect(seen).toEqual([]);
+  });
+
+  it('says the broker refused the token, with its reason, after concluding the exchange', async () => {
+    const seen: string[] = [];
+    const broker = await saslBroker(['OAUTHBEARER'], seen, signedByEndpoint);
+    const stranger = await endpoint(createSigningKey('k1'));
+    const attempt = openWith(broker.port, stranger.url);
+    await expect(attempt).rejects.toBeInstanceOf(BrokerAuthenticationError);
+    await expect(attempt).rejects.toThrow(/the broker refused the token/);
+    // The lone ^A that ends a refused exchange (RFC 7628 §3.2.2), answered with the failure.
+    expect(seen.at(-1)).toBe('authenticate "\\u0001"');
+  });
+
+  it('says the endpoint does not answer, naming it', async () => {
+    const broker = await saslBroker(['OAUTHBEARER']);
+    const nowhere = `http://127.0.0.1:${broker.port + 1}/token`;
+    await expect(openWith(broker.port, nowhere)).rejects.toThrow(
+      `OAUTHBEARER: the token endpoint ${nowhere} did not answer (ECONNREFUSED)`,
     );
   });
 });

@@ -156,10 +156,19 @@ describe('describeConfigs', () => {
     const attempt = describeConfigs([topic('t1')], {
       bootstrap: [broker.address],
       clientId: 'test',
-      properties: { 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'OAUTHBEARER' },
+      properties: { 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'GSSAPI' },
     });
     await expect(attempt).rejects.toBeInstanceOf(UnsupportedSecurityError);
-    await expect(attempt).rejects.toThrow(/SASL OAUTHBEARER: .*PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 only/);
+    await expect(attempt).rejects.toThrow(
+      /SASL GSSAPI: .*PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER \(OIDC\) only/,
+    );
+    // OAUTHBEARER without librdkafka's OIDC login (a token set by an application callback): nothing to fetch a token from.
+    const unsecured = describeConfigs([topic('t1')], {
+      bootstrap: [broker.address],
+      clientId: 'test',
+      properties: { 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'OAUTHBEARER' },
+    });
+    await expect(unsecured).rejects.toThrow(/SASL OAUTHBEARER: .*through an OIDC token endpoint only/);
     expect(broker.seen).toEqual([]);
     await expect(
       describeConfigs([topic('t1')], {

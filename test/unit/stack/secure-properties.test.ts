@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { kafkaServerProperties } from '../../../tools/stack/properties.js';
 import {
+  oauthAllowedUrlsFlag,
+  oauthClientEnv,
   registryBasicAuthProperties,
+  registryHttpsProperties,
   scramFormatArgs,
   secureClientEnv,
   secureListenerProperties,
@@ -27,6 +30,43 @@ describe('the secured local stack', () => {
     expect(added['listener.name.sasl_ssl.ssl.keystore.location']).toBe('/s/broker-keystore.pem');
   });
 
+  it('also takes OAUTHBEARER on that listener, checking tokens against the key set in a file', () => {
+    const base = kafkaServerProperties({ port: 9092, controllerPort: 9093, dataDir: '/d' });
+    const oauth = { jwksFile: '/s/jwks.json', issuer: 'hookledger-local-stack', audience: 'kafka' };
+    const added = secureListenerProperties(base, { port: 9094, keystorePem: '/s/k.pem', oauth });
+    expect(added['listener.name.sasl_ssl.sasl.enabled.mechanisms']).toBe('SCRAM-SHA-512,OAUTHBEARER');
+    expect(added).toMatchObject({
+      'listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class':
+        'org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler',
+      'sasl.oauthbearer.jwks.endpoint.url': 'file:///s/jwks.json',
+      'sasl.oauthbearer.expected.issuer': 'hookledger-local-stack',
+      'sasl.oauthbearer.expected.audience': 'kafka',
+    });
+    // Kafka 3.9.1+ reads only the OAuth URLs this JVM flag allows (4.x: none by default).
+    expect(oauthAllowedUrlsFlag(oauth)).toBe(
+      '-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=file:///s/jwks.json',
+    );
+  });
+
+  it('hands OAUTHBEARER clients the token endpoint and their client instead of a SCRAM password', () => {
+    const env = oauthClientEnv(secrets, '/s/ca.pem', {
+      tokenUrl: 'http://127.0.0.1:8080/token',
+      clientId: 'hookledger',
+      clientSecret: 'cs',
+    });
+    expect(env).toMatchObject({
+      KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
+      KAFKA_SASL_MECHANISM: 'OAUTHBEARER',
+      KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL: 'http://127.0.0.1:8080/token',
+      KAFKA_SASL_OAUTHBEARER_CLIENT_ID: 'hookledger',
+      KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: 'cs',
+      KAFKA_SSL_CA_FILE: '/s/ca.pem',
+      SCHEMA_REGISTRY_PASSWORD: 'rpw',
+    });
+    expect(env).not.toHaveProperty('KAFKA_SASL_PASSWORD');
+    expect(env).not.toHaveProperty('KAFKA_SASL_USERNAME');
+  });
+
   it('creates the SCRAM user when the storage is formatted', () => {
     expect(scramFormatArgs(secrets)).toEqual(['--add-scram', 'SCRAM-SHA-512=[name=hookledger,password=kpw]']);
   });
@@ -47,6 +87,18 @@ describe('the secured local stack', () => {
       KAFKA_SSL_CA_FILE: '/s/ca.pem',
       SCHEMA_REGISTRY_USERNAME: 'hookledger',
       SCHEMA_REGISTRY_PASSWORD: 'rpw',
+      SCHEMA_REGISTRY_CA_FILE: '/s/ca.pem',
+    });
+  });
+
+  it('serves the registry over HTTPS only, on its one port, from PEM files', () => {
+    expect(
+      registryHttpsProperties(8443, { certFile: '/s/registry.pem', keyFile: '/s/registry.key' }),
+    ).toEqual({
+      'quarkus.http.ssl-port': 8443,
+      'quarkus.http.ssl.certificate.files': '/s/registry.pem',
+      'quarkus.http.ssl.certificate.key-files': '/s/registry.key',
+      'quarkus.http.insecure-requests': 'disabled',
     });
   });
 });

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
 import type { InputRecord, Processor, ProcessorContext } from '../../../runtime/streams/processor.js';
+import { isFencedConsumer } from '../../../runtime/streams/rejoining-app.js';
 import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
 import {
   type StreamApp,
@@ -73,6 +74,17 @@ async function start(kafka: FakeKafka, options: Partial<StreamAppOptions<number>
     ...options,
   });
   apps.push(app);
+  return app;
+}
+
+/** An app that processed a record of in[0], then lost the partition (its session ran out). */
+async function appThatLostItsPartition(rejoinTimeoutMs: number, kafka = new FakeKafka()): Promise<StreamApp> {
+  kafka.produce('in', 0, [1]);
+  const app = await start(kafka, { rejoinTimeoutMs });
+  kafka.consumer.rebalance('assign', [p0]);
+  await until(() => kafka.sent.length === 1, 'a record processed');
+  kafka.consumer.rebalance('revoke', [p0], true);
+  await until(() => kafka.log.includes('unassign in[0]'), 'the lost partition unassigned');
   return app;
 }
 
@@ -223,6 +235,23 @@ describe('the stream runner with a fake Kafka client', () => {
     expect(kafka.log.some((l) => l.startsWith('offsets'))).toBe(false);
     expect(kafka.committed.size).toBe(0);
     expect(kafka.values('out')).toEqual([]);
+  });
+
+  it('stops as a fenced consumer when no assignment follows a loss in time, so it rejoins with new clients', async () => {
+    const app = await appThatLostItsPartition(150);
+    // The group never assigns anything again: the app gives up on this consumer.
+    await app.stopped;
+    expect(app.failure()?.message).toMatch(/partitions lost \d+ s ago and no assignment since/);
+    expect(isFencedConsumer(app.failure())).toBe(true);
+  });
+
+  it('keeps its consumer when an assignment follows a loss in time', async () => {
+    const kafka = new FakeKafka();
+    const app = await appThatLostItsPartition(300, kafka);
+    // An empty assignment counts too: the instance rejoined, with nothing to do for now.
+    kafka.consumer.rebalance('assign', []);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(app.failure()).toBeUndefined();
   });
 
   it('stops with the reason when another consumer runs with its instance id', async () => {

@@ -1,7 +1,7 @@
 // `hookledger quarantine`: what ingest kept of refused requests (list), and sending the authentic ones
 // on once the right key is configured (promote).
 import { loadSources } from '../../../ingest/sources.js';
-import { type Config, loadConfig } from '../../../runtime/config.js';
+import type { Config } from '../../../runtime/config.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { QUARANTINE_REASONS } from '../../../schemas/quarantined-request.js';
@@ -11,6 +11,7 @@ import { envelopeMaxMessageBytes } from '../../../schemas/topics.js';
 import { MissingTopicError } from '../../quarantine/held.js';
 import { formatListing, listQuarantine } from '../../quarantine/list.js';
 import { PROMOTE_HEADER, promote, promoteSummary } from '../../quarantine/promote.js';
+import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
   type Command,
@@ -19,7 +20,7 @@ import {
   parseOptions,
   UsageError,
 } from '../command.js';
-import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
+import { STACK_ENV_HELP } from '../stack-env.js';
 
 const REASONS = QUARANTINE_REASONS.join(', ');
 
@@ -114,7 +115,7 @@ async function runList(args: string[], io: QuarantineIo): Promise<number> {
   const { values } = parseOptions(args, { source: { type: 'string' }, reason: { type: 'string' } });
   if (values.reason !== undefined && !(QUARANTINE_REASONS as readonly string[]).includes(values.reason))
     throw new UsageError(`--reason: expected one of ${REASONS} (got "${values.reason}")`);
-  const config = loadConfig(withLocalStack(io.env));
+  const config = await clusterConfig(io.env);
   const { settings, serde } = clients(config, 'quarantine');
   try {
     const listed = await listQuarantine({
@@ -139,7 +140,7 @@ async function runPromote(args: string[], io: QuarantineIo): Promise<number> {
     'dry-run': { type: 'boolean', default: false },
   });
   if (values.source === undefined) throw new UsageError('quarantine promote: --source <name> is required');
-  const config = loadConfig(withLocalStack(io.env));
+  const config = await clusterConfig(io.env);
   const sources = loadSources(io.env);
   const source = sources.get(values.source);
   if (source === undefined)

@@ -1,12 +1,12 @@
 // `hookledger redrive`: sends dead-lettered deliveries back through the live router after a fix.
 import { DLQ_REASONS, type DlqReason } from '../../../processors/dedupe-router/dead-letter.js';
-import { loadConfig } from '../../../runtime/config.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { redrive, redriveSummary } from '../../redrive/redrive.js';
 import { BoundsError, parseTime } from '../../replay/bounds.js';
+import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
   type Command,
@@ -15,7 +15,7 @@ import {
   parseOptions,
   UsageError,
 } from '../command.js';
-import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
+import { STACK_ENV_HELP } from '../stack-env.js';
 
 const HELP = `usage: hookledger redrive [options]
 
@@ -89,7 +89,7 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
     );
   if (fromTime !== undefined && toTime !== undefined && toTime <= fromTime)
     throw new UsageError('--to must be later than --from');
-  const config = loadConfig(withLocalStack(io.env));
+  const config = await clusterConfig(io.env);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'redrive' });
   const settings = kafkaSettings(config, 'hookledger-redrive', logger);

@@ -1,12 +1,12 @@
 // `hookledger replay diff --id <id>`: compares a replay's side-by-side topics with their live twins.
-import { loadConfig } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
 import { diffReplay, ReplayDiffError } from '../../replay/diff.js';
 import { diffJson, diffText, equal } from '../../replay/diff-report.js';
 import { progressReporter } from '../../replay/progress.js';
 import { REPLAY_ID } from '../../replay/topics.js';
+import { clusterConfig } from '../cluster-config.js';
 import { CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
-import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
+import { STACK_ENV_HELP } from '../stack-env.js';
 
 export const DIFF_HELP = `usage: hookledger replay diff --id <id> [--json]
 
@@ -59,7 +59,7 @@ export async function runReplayDiffCommand(args: string[], io: ReplayDiffIo): Pr
   const id = values.id;
   if (!REPLAY_ID.test(id))
     throw new UsageError(`--id: expected letters, digits, ".", "_" or "-" (at most 60), got "${id}"`);
-  const config = loadConfig(withLocalStack(io.env));
+  const config = await clusterConfig(io.env);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'replay-diff' });
   const reporter = progressReporter(id, io.stderr);

@@ -1,5 +1,4 @@
 // `hookledger replay`: rebuilds the derived topics from webhooks.raw side by side (`<topic>.replay-<id>`).
-import { loadConfig } from '../../../runtime/config.js';
 import { TopicConflictError } from '../../../runtime/kafka/ensure-topics.js';
 import { createLogger } from '../../../runtime/log.js';
 import {
@@ -13,6 +12,7 @@ import { progressReporter } from '../../replay/progress.js';
 import { ReplayConflictError, type ReplayStage, runReplay } from '../../replay/replay.js';
 import { cutOver, summary } from '../../replay/report.js';
 import { defaultReplayId, MissingLiveTopicError, REPLAY_ID } from '../../replay/topics.js';
+import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
   type Command,
@@ -21,7 +21,7 @@ import {
   parseOptions,
   UsageError,
 } from '../command.js';
-import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
+import { STACK_ENV_HELP } from '../stack-env.js';
 import { DIFF_HELP, runReplayDiffCommand } from './replay-diff.js';
 
 const HELP = `usage: hookledger replay [options]
@@ -105,7 +105,7 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
     if (error instanceof BoundsError) throw new UsageError(error.message);
     throw error;
   }
-  const config = loadConfig(withLocalStack(io.env));
+  const config = await clusterConfig(io.env);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'replay' });
   io.stderr.write(`replay ${id}: ${stage}, into <topic>.replay-${id}\n`);

@@ -43,8 +43,11 @@ const HELP: Record<string, string> = {
     STATE_DIR_HELP,
     '  --secure            local JVMs, one broker: clients reach Kafka over SASL_SSL (SCRAM-SHA-512, a',
     '                      certificate from a CA made at first start, in <state-dir>/secure/) and the registry',
-    '                      with HTTP basic auth; the printed variables include KAFKA_SECURITY_PROTOCOL,',
-    '                      KAFKA_SASL_*, KAFKA_SSL_CA_FILE and SCHEMA_REGISTRY_USERNAME/_PASSWORD. Needs openssl.',
+    '                      over HTTPS only (same CA) with HTTP basic auth; the printed variables include',
+    '                      KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_CA_FILE, an https SCHEMA_REGISTRY_URL',
+    '                      and SCHEMA_REGISTRY_USERNAME/_PASSWORD/_CA_FILE. Needs openssl.',
+    "                      The listener also takes OAUTHBEARER tokens from the stack's own OAuth token endpoint",
+    '                      (client credentials): <state-dir>/stack-oauth.env holds the variables for that.',
     '  --brokers <n>       local JVMs: a KRaft cluster of n nodes (each a broker and a controller; 3 is the',
     '                      one to test losing a broker): internal and new topics get 3 replicas with',
     '                      min.insync.replicas 2, so `hookledger topics` passes its production checks.',
@@ -191,6 +194,10 @@ async function up(args: string[]): Promise<number> {
       console.error(
         `hookledger: variables in ${stackFiles(stateDir).env}; stop with \`hookledger stack down\``,
       );
+      if (stack.oauthClientEnv)
+        console.error(
+          `hookledger: to log in to Kafka with OAUTHBEARER instead of SCRAM, use ${stackFiles(stateDir).oauthEnv}`,
+        );
     }
     process.stdout.write(renderStackEnv(stack));
     return 0;
@@ -227,10 +234,11 @@ async function status(args: string[]): Promise<number> {
   console.log(
     `${record.kind} stack (Kafka ${record.kafkaVersion ?? DEFAULT_KAFKA_VERSION})${record.detached ? '' : ` owned by process ${record.ownerPid}`}, started ${record.startedAt}, state ${stateDir}`,
   );
+  const nameWidth = Math.max(...current.components.map((c) => c.name.length));
   for (const c of current.components) {
     const pid = record.kind === 'local' ? (c.pid !== undefined ? `pid ${c.pid} alive` : 'no live pid') : '';
     const parts = [
-      c.name.padEnd(8),
+      c.name.padEnd(nameWidth),
       c.address,
       pid,
       c.answers ? 'answers' : 'NOT answering',

@@ -1,11 +1,11 @@
 // `hookledger tail <stream>`: prints a topic's records as JSON lines, values decoded through the registry.
-import { loadConfig } from '../../../runtime/config.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { resolveTopic, streamsHelp } from '../../tail/streams.js';
 import { tail, UnknownTopicError } from '../../tail/tail.js';
+import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
   type Command,
@@ -14,7 +14,7 @@ import {
   parseOptions,
   UsageError,
 } from '../command.js';
-import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
+import { STACK_ENV_HELP } from '../stack-env.js';
 
 const HELP = `usage: hookledger tail <stream> [options]
 
@@ -83,7 +83,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
     if (!Number.isInteger(limit) || limit < 1)
       throw new UsageError(`--limit: expected a positive integer, got "${values.limit}"`);
   }
-  const config = loadConfig(withLocalStack(io.env));
+  const config = await clusterConfig(io.env);
   const topic = resolveTopic(positionals[0]!, config.TOPIC_PREFIX);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'tail' });

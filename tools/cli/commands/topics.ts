@@ -1,5 +1,5 @@
 // `hookledger topics`: creates or verifies every topic of the catalog and registers the value schemas.
-import { type Config, loadConfig } from '../../../runtime/config.js';
+import type { Config } from '../../../runtime/config.js';
 import {
   brokerCount,
   defaultReplicationFactor,
@@ -18,6 +18,7 @@ import { registryAccess } from '../../../schemas/registry-access.js';
 import { CompatibilityLevelError, createSerde, type RegisteredSubject } from '../../../schemas/serde.js';
 import { DurabilityError, rawDurabilityCheck } from '../../../schemas/topic-checks.js';
 import { DEFAULT_PARTITIONS, topicCatalog, topicNames } from '../../../schemas/topics.js';
+import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
   type Command,
@@ -26,7 +27,7 @@ import {
   parseOptions,
   UsageError,
 } from '../command.js';
-import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
+import { STACK_ENV_HELP } from '../stack-env.js';
 
 const HELP = `usage: hookledger topics [options]
 
@@ -175,11 +176,13 @@ export const command: Command = {
     });
     const partitions = positiveInteger('--partitions', values.partitions);
     const replicationFactor = positiveInteger('--replication-factor', values['replication-factor']);
-    const config = loadConfig(withLocalStack(process.env));
+    const dryRun = values['dry-run'] ?? false;
+    // Before any topic is created: a registry out of reach, refusing the login or not trusted is one line
+    // naming the variable, and nothing is left half set up. A dry run registers nothing.
+    const config = await clusterConfig(process.env, { registry: !dryRun });
     // The outcome is printed as one line; client logs only when debugging.
     const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
     const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'topics' });
-    const dryRun = values['dry-run'] ?? false;
 
     let result: SetUpTopicsResult;
     try {
