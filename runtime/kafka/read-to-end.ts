@@ -5,6 +5,13 @@
 // The end is the fetch POSITION reaching the high watermark taken at start, not "saw offset end-1":
 // the last offset may be a transaction marker, which a read_committed reader never receives as a
 // message (librdkafka moves the position past control records, and past aborted records it skips).
+//
+// The end is the high watermark, not the last stable offset a read_committed client is told: a
+// transaction committed a moment before the read starts may not have its markers written yet (the
+// coordinator answers the commit first), so up to the LSO the read would leave that transaction out.
+// A restore right after the previous owner's last commit then missed that commit's state, and let a
+// retry through twice. Reading to the high watermark waits until every transaction below it is
+// resolved, committed or aborted (at most the writer's transaction timeout, for a writer that died).
 import type { KafkaConsumer, Message } from '@confluentinc/kafka-javascript';
 import { call, connect, createConsumer, disconnect, type KafkaSettings, type RdConsumer } from './rdkafka.js';
 
@@ -70,6 +77,37 @@ function headersOf(message: Message): Record<string, Buffer> {
   return out;
 }
 
+/**
+ * Each partition's first offset and high watermark, asked read_uncommitted (a read_committed client
+ * is answered the last stable offset instead).
+ */
+async function watermarks(
+  settings: KafkaSettings,
+  topic: string,
+  partitions: readonly number[],
+  component: string,
+): Promise<Map<number, { low: bigint; high: bigint }>> {
+  const probe = createConsumer(
+    settings,
+    { 'group.id': 'hookledger-read-to-end', 'isolation.level': 'read_uncommitted' } as never,
+    component,
+  );
+  const found = new Map<number, { low: bigint; high: bigint }>();
+  try {
+    await connect(probe);
+    for (const partition of partitions) {
+      const { lowOffset, highOffset } = await call<{ lowOffset: number; highOffset: number }>(
+        `watermarks of ${topic}[${partition}]`,
+        (cb) => probe.queryWatermarkOffsets(topic, partition, 10_000, cb as never),
+      );
+      found.set(partition, { low: BigInt(lowOffset), high: BigInt(highOffset) });
+    }
+    return found;
+  } finally {
+    await disconnect(probe);
+  }
+}
+
 function consume(consumer: KafkaConsumer, max: number): Promise<Message[]> {
   return call<Message[]>('consume', (cb) => consumer.consume(max, cb as never));
 }
@@ -116,15 +154,17 @@ export async function readToEnd({
   };
   consumer.on('partition.eof', ({ partition, offset }) => reached(partition, BigInt(offset)));
   try {
+    const found = await watermarks(
+      settings,
+      topic,
+      partitions.map((p) => p.partition),
+      component,
+    );
     await connect(consumer);
     const assignment: { topic: string; partition: number; offset: number }[] = [];
     for (const { partition, from, until } of partitions) {
-      const { lowOffset, highOffset } = await call<{ lowOffset: number; highOffset: number }>(
-        `watermarks of ${topic}[${partition}]`,
-        (cb) => consumer.queryWatermarkOffsets(topic, partition, 10_000, cb as never),
-      );
-      const low = BigInt(lowOffset);
-      const high = until !== undefined && until < BigInt(highOffset) ? until : BigInt(highOffset);
+      const { low, high: highWatermark } = found.get(partition)!;
+      const high = until !== undefined && until < highWatermark ? until : highWatermark;
       ends.set(partition, high);
       const start = from === 'end' ? high : from === undefined || from < low ? low : from;
       // Nothing to read (empty, or already at the end): no fetch at all, unless following.

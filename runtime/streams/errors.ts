@@ -8,14 +8,19 @@ import { ERRORS, isFenced } from '../kafka/rdkafka.js';
  */
 export type ErrorKind = 'retriable' | 'abortable' | 'fenced' | 'fatal';
 
-const FATAL_CODES = new Set<number>([
-  ERRORS.ERR__FATAL,
+/** Failures no new client clears: the credentials or the permissions are wrong. */
+const PERMANENT_CODES = new Set<number>([
   ERRORS.ERR__AUTHENTICATION,
   ERRORS.ERR_SASL_AUTHENTICATION_FAILED,
   ERRORS.ERR_TOPIC_AUTHORIZATION_FAILED,
   ERRORS.ERR_GROUP_AUTHORIZATION_FAILED,
   ERRORS.ERR_CLUSTER_AUTHORIZATION_FAILED,
   ERRORS.ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+]);
+
+const FATAL_CODES = new Set<number>([
+  ...PERMANENT_CODES,
+  ERRORS.ERR__FATAL,
   // Another live consumer runs with our group.instance.id: two instances were given the same id.
   ERRORS.ERR_FENCED_INSTANCE_ID,
 ]);
@@ -32,6 +37,29 @@ export function classifyError(error: unknown): ErrorKind {
   if (e?.abortable === true) return 'abortable';
   if (e?.retriable === true) return 'retriable';
   return 'abortable';
+}
+
+/**
+ * A call on the transactional producer failed with librdkafka's fatal flag for a reason of that
+ * producer's own: the broker lost track of its transaction (INVALID_TXN_STATE when the coordinator came
+ * back from a restart mid-transaction), or its idempotent sequence broke. That producer is unusable, its
+ * transactional id is not: a new producer's InitProducerId bumps the epoch and aborts whatever the old
+ * one left open. Wrong credentials or permissions are not among these: a new producer fails the same way.
+ */
+export function isReplaceableProducerFailure(error: unknown): boolean {
+  const e = error as { code?: unknown; fatal?: unknown } | undefined;
+  const code = typeof e?.code === 'number' ? e.code : undefined;
+  if (code !== undefined && PERMANENT_CODES.has(code)) return false;
+  if (code === ERRORS.ERR_FENCED_INSTANCE_ID) return false; // the consumer's, never the producer's
+  return classifyError(error) === 'fenced' || e?.fatal === true || code === ERRORS.ERR__FATAL;
+}
+
+/** A producer call failed in a way new clients clear (isReplaceableProducerFailure): the app starts again. */
+export class ProducerFailedError extends Error {
+  override name = 'ProducerFailedError';
+  constructor(readonly failure: Error) {
+    super(failure.message, { cause: failure });
+  }
 }
 
 /** The app stops: the reason, for the one line the CLI prints. */

@@ -131,18 +131,15 @@ export class Rebalances<V> {
 
   async #revoke(partitions: TopicPartition[], lost: boolean): Promise<void> {
     const { consumer, tasks, log } = this.context;
-    const { cycle, restorer } = this.options;
-    if (lost) {
-      // Lost: another member may own them already; nothing of this transaction may commit.
-      if (cycle.inTransaction) await cycle.abort('partitions lost');
-    } else if (cycle.inTransaction) {
-      // Revoked in order: what was processed is committed before the partitions are given back.
-      await cycle.commit().catch(async (error: unknown) => {
-        log.warn(errorFields(error), 'commit before revoke failed; aborting');
-        await cycle
-          .abort('commit before revoke failed')
-          .catch((abortError: unknown) => cycle.onFailure(abortError));
-      });
+    const { restorer } = this.options;
+    // The partitions are given back whatever the transaction's end: until they are, the consumer
+    // cannot finish its rebalance, so it never rejoins (a stall with no error, seen when the abort of a
+    // lost partition's transaction timed out while its coordinator was down).
+    let failure: unknown;
+    try {
+      await this.#endTransactionFor(lost);
+    } catch (error) {
+      failure = error;
     }
     for (const { topic, partition } of partitions) {
       const task = tasks.get(keyOf(topic, partition));
@@ -153,6 +150,21 @@ export class Rebalances<V> {
     consumer.incrementalUnassign(partitions);
     if (lost) this.#lostAt ??= (this.options.now ?? Date.now)();
     log.info({ partitions: partitions.map(nameOf), lost }, lost ? 'partitions lost' : 'partitions revoked');
+    // The producer's failure is the loop's to handle (abort again, replace the producer, or stop).
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Before partitions go: a loss aborts the open transaction, a revoke commits it (or aborts on failure). */
+  async #endTransactionFor(lost: boolean): Promise<void> {
+    const { cycle } = this.options;
+    if (!cycle.inTransaction) return;
+    // Lost: another member may own them already; nothing of this transaction may commit.
+    if (lost) return cycle.abort('partitions lost');
+    // Revoked in order: what was processed is committed before the partitions are given back.
+    await cycle.commit().catch(async (error: unknown) => {
+      this.context.log.warn(errorFields(error), 'commit before revoke failed; aborting');
+      await cycle.abort('commit before revoke failed');
+    });
   }
 
   /** The loop ended: from now on callbacks are acknowledged at once; what it did not handle is acknowledged now. */

@@ -1,16 +1,18 @@
-// A stream app that survives its consumer being fenced while no other instance holds its id.
+// A stream app that survives its clients failing for good while no other instance holds its id.
 //
 // With static membership, librdkafka fences its own consumer for good (a fatal consumer error, the only
 // kind a consumer has) when it rejoins after its group coordinator moved: a broker dying is enough
-// (librdkafka #3437). The consumer cannot be used again, so the app stops. Kafka Streams would replace
-// the client and rejoin; this does the same with a whole new app (consumer and producer): its
-// partitions come back through the group, restored from their changelogs, and transactions keep
+// (librdkafka #3437). Its transactional producer can fail for good the same way (INVALID_TXN_STATE from
+// a coordinator back from a restart mid-transaction). Neither client can be used again, so the app
+// stops. Kafka Streams would replace the thread's clients (REPLACE_THREAD); this does the same with a
+// whole new app (consumer and producer): its partitions come back through the group, restored from
+// their changelogs (right whether the last commit went through or not), and transactions keep
 // exactly-once across the swap. Two live instances with one id would fence each other again and
 // again: past `allowed` restarts in `windowMs`, the app stops with one line saying so.
 
 import { ERRORS } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
-import { StreamAppStoppedError } from './errors.js';
+import { ProducerFailedError, StreamAppStoppedError } from './errors.js';
 import type { StreamApp, TaskStatus } from './stream-runner.js';
 
 export interface RejoinPolicy {
@@ -21,10 +23,15 @@ export interface RejoinPolicy {
 
 export const DEFAULT_REJOIN_POLICY: RejoinPolicy = { allowed: 3, windowMs: 10 * 60_000 };
 
-/** A failure after which a new consumer may rejoin: the consumer was fenced (a fatal error on it). */
+/** The consumer was fenced (a fatal error on it): a new consumer may rejoin. */
 export function isFencedConsumer(error: Error | undefined): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
   return code === ERRORS.ERR__FATAL || code === ERRORS.ERR_FENCED_INSTANCE_ID;
+}
+
+/** A failure that new clients clear: the consumer fenced, or the producer failed for good. */
+export function needsNewClients(error: Error | undefined): boolean {
+  return isFencedConsumer(error) || error instanceof ProducerFailedError;
 }
 
 export async function startRejoiningApp({
@@ -59,13 +66,15 @@ export async function startRejoiningApp({
       if (closing || error === undefined) return settle();
       const at = now();
       while (restarts.length > 0 && at - restarts[0]! > policy.windowMs) restarts.shift();
-      if (!isFencedConsumer(error)) {
+      if (!needsNewClients(error)) {
         failure = error;
         return settle();
       }
       if (restarts.length >= policy.allowed) {
         failure = new StreamAppStoppedError(
-          `consumer fenced ${restarts.length + 1} times in ${policy.windowMs / 60_000} min: another instance runs with instance id ${instanceId} (${error.message})`,
+          isFencedConsumer(error)
+            ? `consumer fenced ${restarts.length + 1} times in ${policy.windowMs / 60_000} min: another instance runs with instance id ${instanceId} (${error.message})`
+            : `clients replaced ${restarts.length} time${restarts.length === 1 ? '' : 's'} in ${policy.windowMs / 60_000} min and failed again: ${error.message}`,
           { cause: error },
         );
         return settle();
@@ -73,7 +82,9 @@ export async function startRejoiningApp({
       restarts.push(at);
       logger.warn(
         { err: error.message, restarts: restarts.length },
-        'consumer fenced (its group coordinator moved, or an instance with our id started); rejoining with new clients',
+        isFencedConsumer(error)
+          ? 'consumer fenced (its group coordinator moved, or an instance with our id started); rejoining with new clients'
+          : 'transactional producer failed for good; starting again with new clients',
       );
       current = undefined;
       restarting = (async () => {
@@ -101,7 +112,7 @@ export async function startRejoiningApp({
     readiness: () =>
       current?.readiness() ?? {
         ready: false,
-        reasons: ['rejoining the group with new clients after fencing'],
+        reasons: ['rejoining the group with new clients'],
       },
     tasks: (): TaskStatus[] => current?.tasks() ?? [],
     stopped,

@@ -108,18 +108,32 @@ export async function deleteTestTopics(settings: KafkaSettings, topics: readonly
   await withAdmin(settings, (admin) => admin.deleteTopics(topics)).catch(() => undefined);
 }
 
-/** Writes the records in a transaction and aborts it: a read_committed reader must never see them. */
-export async function produceAborted(
+/** A transaction left open with records in it (flushed to the broker): the test ends it when it wants. */
+export interface OpenTransaction {
+  commit(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+/** Writes the records in a transaction and leaves it open: the caller commits or aborts it. */
+export async function openTransaction(
   settings: KafkaSettings,
   topic: string,
   records: readonly TestRecord[],
-): Promise<void> {
+): Promise<OpenTransaction> {
   const producer = createProducer(
     settings,
-    { 'transactional.id': `test-aborted-${randomUUID()}`, 'enable.idempotence': true },
-    'test-aborted-producer',
+    { 'transactional.id': `test-txn-${randomUUID()}`, 'enable.idempotence': true },
+    'test-transactional-producer',
   );
   await connect(producer);
+  const end = async (how: 'commit' | 'abort') => {
+    try {
+      if (how === 'commit') await call('commit transaction', (cb) => producer.commitTransaction(10_000, cb));
+      else await call('abort transaction', (cb) => producer.abortTransaction(10_000, cb));
+    } finally {
+      await disconnect(producer);
+    }
+  };
   try {
     await call('init transactions', (cb) => producer.initTransactions(10_000, cb));
     await call('begin transaction', (cb) => producer.beginTransaction(cb));
@@ -132,8 +146,18 @@ export async function produceAborted(
       );
     }
     await call('flush', (cb) => producer.flush(10_000, cb));
-    await call('abort transaction', (cb) => producer.abortTransaction(10_000, cb));
-  } finally {
+  } catch (error) {
     await disconnect(producer);
+    throw error;
   }
+  return { commit: () => end('commit'), abort: () => end('abort') };
+}
+
+/** Writes the records in a transaction and aborts it: a read_committed reader must never see them. */
+export async function produceAborted(
+  settings: KafkaSettings,
+  topic: string,
+  records: readonly TestRecord[],
+): Promise<void> {
+  await (await openTransaction(settings, topic, records)).abort();
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
-import { classifyError } from '../../../runtime/streams/errors.js';
+import { classifyError, isReplaceableProducerFailure } from '../../../runtime/streams/errors.js';
 
 const rd = (
   code: number,
@@ -22,5 +22,18 @@ describe('reading librdkafka errors in the stream kit', () => {
     expect(classifyError(rd(ERRORS.ERR_ILLEGAL_GENERATION, { isTxnRequiresAbort: true }))).toBe('abortable');
     expect(classifyError(rd(ERRORS.ERR__TIMED_OUT, { isRetriable: true }))).toBe('retriable');
     expect(classifyError(new Error('registry down'))).toBe('abortable');
+  });
+
+  it('replaces a producer that failed for a reason of its own, never one whose credentials or rights are wrong', () => {
+    expect(isReplaceableProducerFailure(rd(ERRORS.ERR_INVALID_TXN_STATE, { isFatal: true }))).toBe(true);
+    expect(isReplaceableProducerFailure(rd(ERRORS.ERR__FATAL))).toBe(true);
+    expect(isReplaceableProducerFailure(rd(ERRORS.ERR__FENCED))).toBe(true);
+    expect(
+      isReplaceableProducerFailure(rd(ERRORS.ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, { isFatal: true })),
+    ).toBe(false);
+    expect(isReplaceableProducerFailure(rd(ERRORS.ERR_SASL_AUTHENTICATION_FAILED, { isFatal: true }))).toBe(
+      false,
+    );
+    expect(isReplaceableProducerFailure(rd(ERRORS.ERR__TIMED_OUT, { isRetriable: true }))).toBe(false);
   });
 });

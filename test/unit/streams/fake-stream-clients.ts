@@ -1,6 +1,6 @@
 // A scripted stand-in for the stream runner's Kafka clients (stream-clients.ts) and its restore: one
 // fake "cluster" holding each input partition's records and the group's committed offsets, a consumer
-// whose rebalances the test triggers, producers whose open/commit can be made to fail or hang, and
+// whose rebalances the test triggers, producers whose open/commit/abort can be made to fail or hang, and
 // restores that succeed, fail or wait. Everything the runner asks is written to one ordered `log`.
 import type { OutRecord } from '../../../runtime/streams/eos-producer.js';
 import type { RestoreRun } from '../../../runtime/streams/restore.js';
@@ -183,6 +183,7 @@ export class FakeProducer implements StreamProducer {
   }
   async abort(): Promise<void> {
     this.kafka.log.push('abort');
+    await play(this.kafka.abortSteps.shift());
     this.#pendingOffsets.clear();
     this.#pendingSends = [];
     this.#inTransaction = false;
@@ -215,6 +216,7 @@ export class FakeKafka {
   /** Scripted outcomes, one per call, in order (then success). */
   openSteps: Step[] = [];
   commitSteps: Step[] = [];
+  abortSteps: Step[] = [];
   restoreSteps: Step[] = [];
   connectStep: Step;
 

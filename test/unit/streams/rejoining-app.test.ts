@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import { ProducerFailedError } from '../../../runtime/streams/errors.js';
 import { startRejoiningApp } from '../../../runtime/streams/rejoining-app.js';
 import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
 
@@ -40,6 +41,17 @@ const authentication = () =>
     Object.assign(new Error('SASL authentication error'), { code: ERRORS.ERR__AUTHENTICATION }),
     'connect',
   );
+/** INVALID_TXN_STATE with librdkafka's fatal flag, as after a coordinator's restart mid-transaction. */
+const producerFailed = () =>
+  new ProducerFailedError(
+    new KafkaError(
+      Object.assign(new Error('Broker: Producer attempted a transactional operation in an invalid state'), {
+        code: ERRORS.ERR_INVALID_TXN_STATE,
+        isFatal: true,
+      }),
+      'abortTransaction',
+    ),
+  );
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
 function harness(policy = { allowed: 3, windowMs: 600_000 }) {
@@ -77,6 +89,30 @@ describe('a stream app that rejoins after its consumer is fenced', () => {
     expect(app.failure()).toBeUndefined();
     await app.close();
     expect(h.apps[1]!.closed.count).toBe(1);
+  });
+
+  it('starts new clients when the producer failed for good', async () => {
+    const h = harness();
+    const app = await h.open();
+    h.apps[0]!.fail(producerFailed());
+    await flush();
+    expect(h.apps).toHaveLength(2);
+    expect(app.failure()).toBeUndefined();
+    expect(app.readiness().reasons).toEqual(['app 2']);
+    await app.close();
+  });
+
+  it('stops with the producer failure, not a fencing, once it keeps failing', async () => {
+    const h = harness({ allowed: 1, windowMs: 60_000 });
+    const app = await h.open();
+    h.apps[0]!.fail(producerFailed());
+    await flush();
+    h.apps[1]!.fail(producerFailed());
+    await app.stopped;
+    expect(h.apps).toHaveLength(2);
+    expect(app.failure()?.message).toBe(
+      'clients replaced 1 time in 1 min and failed again: abortTransaction: Broker: Producer attempted a transactional operation in an invalid state',
+    );
   });
 
   it('stops with one line naming the instance id once fencing keeps happening', async () => {

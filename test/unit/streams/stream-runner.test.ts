@@ -1,8 +1,9 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import { ProducerFailedError } from '../../../runtime/streams/errors.js';
 import type { InputRecord, Processor, ProcessorContext } from '../../../runtime/streams/processor.js';
-import { isFencedConsumer } from '../../../runtime/streams/rejoining-app.js';
+import { isFencedConsumer, needsNewClients } from '../../../runtime/streams/rejoining-app.js';
 import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
 import {
   type StreamApp,
@@ -42,8 +43,20 @@ const topology: Topology<number> = {
   sinks: [{ name: 'out', topic: 'out', serialize: (v) => Buffer.from(String(v)) }],
 };
 
-const rd = (code: number, message = `code ${code}`) =>
-  new KafkaError(Object.assign(new Error(message), { code }));
+const rd = (
+  code: number,
+  message = `code ${code}`,
+  flags: { isFatal?: boolean; isRetriable?: boolean } = {},
+) => new KafkaError(Object.assign(new Error(message), { code, ...flags }));
+/** What librdkafka answered an abort once the coordinator was back from a restart mid-transaction. */
+const invalidTxnState = () =>
+  rd(
+    ERRORS.ERR_INVALID_TXN_STATE,
+    'Broker: Producer attempted a transactional operation in an invalid state',
+    {
+      isFatal: true,
+    },
+  );
 const p0 = { topic: 'in', partition: 0 };
 const p1 = { topic: 'in', partition: 1 };
 
@@ -243,6 +256,78 @@ describe('the stream runner with a fake Kafka client', () => {
     await app.stopped;
     expect(app.failure()?.message).toMatch(/partitions lost \d+ s ago and no assignment since/);
     expect(isFencedConsumer(app.failure())).toBe(true);
+  });
+
+  it('gives lost partitions back even when the abort of their transaction fails, and goes on once it aborts', async () => {
+    const kafka = new FakeKafka();
+    // The coordinator is down: the first abort times out, the loop's retry gets through.
+    kafka.abortSteps = [
+      rd(ERRORS.ERR__TIMED_OUT, 'abortTransaction: Local: Timed out', { isRetriable: true }),
+    ];
+    kafka.produce('in', 0, [1, 2]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.length === 2, 'two records processed');
+
+    kafka.consumer.rebalance('revoke', [p0], true);
+    // Without the unassign the consumer never finishes its rebalance, so it never rejoins.
+    await until(() => kafka.log.includes('unassign in[0]'), 'the lost partition given back');
+    await until(() => kafka.log.filter((l) => l === 'abort').length === 2, 'the abort tried again');
+    expect(kafka.log).not.toContain('commit');
+
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.length === 4, 'the records processed again once the partition is back');
+    kafka.consumer.rebalance('revoke', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 2, 'the records committed as the partition goes');
+    expect(kafka.values('out')).toEqual([1, 2]);
+    expect(app.failure()).toBeUndefined();
+  });
+
+  it('stops for new clients when its producer fails for good aborting a lost transaction', async () => {
+    const kafka = new FakeKafka();
+    kafka.abortSteps = [invalidTxnState()];
+    kafka.produce('in', 0, [1]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.length === 1, 'a record processed');
+
+    kafka.consumer.rebalance('revoke', [p0], true);
+    await app.stopped;
+    expect(kafka.log).toContain('unassign in[0]');
+    expect(app.failure()).toBeInstanceOf(ProducerFailedError);
+    expect(needsNewClients(app.failure())).toBe(true);
+    expect(kafka.committed.size).toBe(0);
+    expect(kafka.openProducers).toBe(0);
+  });
+
+  it('stops for new clients when a commit fails for good, never replaying over state it may have committed', async () => {
+    const kafka = new FakeKafka();
+    kafka.commitSteps = [invalidTxnState()];
+    kafka.produce('in', 0, [1]);
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await app.stopped;
+    expect(app.failure()).toBeInstanceOf(ProducerFailedError);
+    expect(app.failure()?.message).toMatch(/invalid state/);
+    // Stopped rather than going on with a new producer over rewound state: whether the failed commit
+    // went through or not, the app started in its place restores what was committed.
+    expect(kafka.producers).toHaveLength(1);
+    expect(kafka.openProducers).toBe(0);
+  });
+
+  it('stops for good, without new clients, when the producer is not authorized', async () => {
+    const kafka = new FakeKafka();
+    kafka.commitSteps = [
+      rd(ERRORS.ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Broker: Transactional Id authorization failed', {
+        isFatal: true,
+      }),
+    ];
+    kafka.produce('in', 0, [1]);
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await app.stopped;
+    expect(app.failure()?.message).toMatch(/Transactional Id authorization failed/);
+    expect(needsNewClients(app.failure())).toBe(false);
   });
 
   it('keeps its consumer when an assignment follows a loss in time', async () => {
