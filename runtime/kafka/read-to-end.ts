@@ -14,6 +14,7 @@
 // resolved, committed or aborted (at most the writer's transaction timeout, for a writer that died).
 import type { KafkaConsumer, Message } from '@confluentinc/kafka-javascript';
 import { call, connect, createConsumer, disconnect, type KafkaSettings, type RdConsumer } from './rdkafka.js';
+import { createTopicAdmin } from './rdkafka-admin.js';
 
 /** librdkafka's logical offset for "the partition's first offset". */
 const OFFSET_BEGINNING = -2;
@@ -77,37 +78,6 @@ function headersOf(message: Message): Record<string, Buffer> {
   return out;
 }
 
-/**
- * Each partition's first offset and high watermark, asked read_uncommitted (a read_committed client
- * is answered the last stable offset instead).
- */
-async function watermarks(
-  settings: KafkaSettings,
-  topic: string,
-  partitions: readonly number[],
-  component: string,
-): Promise<Map<number, { low: bigint; high: bigint }>> {
-  const probe = createConsumer(
-    settings,
-    { 'group.id': 'hookledger-read-to-end', 'isolation.level': 'read_uncommitted' } as never,
-    component,
-  );
-  const found = new Map<number, { low: bigint; high: bigint }>();
-  try {
-    await connect(probe);
-    for (const partition of partitions) {
-      const { lowOffset, highOffset } = await call<{ lowOffset: number; highOffset: number }>(
-        `watermarks of ${topic}[${partition}]`,
-        (cb) => probe.queryWatermarkOffsets(topic, partition, 10_000, cb as never),
-      );
-      found.set(partition, { low: BigInt(lowOffset), high: BigInt(highOffset) });
-    }
-    return found;
-  } finally {
-    await disconnect(probe);
-  }
-}
-
 function consume(consumer: KafkaConsumer, max: number): Promise<Message[]> {
   return call<Message[]>('consume', (cb) => consumer.consume(max, cb as never));
 }
@@ -154,17 +124,16 @@ export async function readToEnd({
   };
   consumer.on('partition.eof', ({ partition, offset }) => reached(partition, BigInt(offset)));
   try {
-    const found = await watermarks(
-      settings,
-      topic,
-      partitions.map((p) => p.partition),
-      component,
-    );
+    // The admin client asks read_uncommitted: the high watermark (this reader would be told the LSO).
+    const admin = createTopicAdmin(settings);
+    const found = await admin.watermarks(topic).finally(() => admin.close());
     await connect(consumer);
     const assignment: { topic: string; partition: number; offset: number }[] = [];
     for (const { partition, from, until } of partitions) {
-      const { low, high: highWatermark } = found.get(partition)!;
-      const high = until !== undefined && until < highWatermark ? until : highWatermark;
+      const marks = found.find((m) => m.partition === partition);
+      if (marks === undefined) throw new Error(`${topic} has no partition ${partition}`);
+      const low = BigInt(marks.low);
+      const high = until !== undefined && until < BigInt(marks.high) ? until : BigInt(marks.high);
       ends.set(partition, high);
       const start = from === 'end' ? high : from === undefined || from < low ? low : from;
       // Nothing to read (empty, or already at the end): no fetch at all, unless following.

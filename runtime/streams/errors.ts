@@ -40,26 +40,15 @@ export function classifyError(error: unknown): ErrorKind {
 }
 
 /**
- * A call on the transactional producer failed with librdkafka's fatal flag for a reason of that
+ * librdkafka's fatal flag, which only its transactional producer's calls carry, for a reason of that
  * producer's own: the broker lost track of its transaction (INVALID_TXN_STATE when the coordinator came
  * back from a restart mid-transaction), or its idempotent sequence broke. That producer is unusable, its
  * transactional id is not: a new producer's InitProducerId bumps the epoch and aborts whatever the old
  * one left open. Wrong credentials or permissions are not among these: a new producer fails the same way.
  */
-export function isReplaceableProducerFailure(error: unknown): boolean {
+export function isFailedProducer(error: unknown): boolean {
   const e = error as { code?: unknown; fatal?: unknown } | undefined;
-  const code = typeof e?.code === 'number' ? e.code : undefined;
-  if (code !== undefined && PERMANENT_CODES.has(code)) return false;
-  if (code === ERRORS.ERR_FENCED_INSTANCE_ID) return false; // the consumer's, never the producer's
-  return classifyError(error) === 'fenced' || e?.fatal === true || code === ERRORS.ERR__FATAL;
-}
-
-/** A producer call failed in a way new clients clear (isReplaceableProducerFailure): the app starts again. */
-export class ProducerFailedError extends Error {
-  override name = 'ProducerFailedError';
-  constructor(readonly failure: Error) {
-    super(failure.message, { cause: failure });
-  }
+  return e?.fatal === true && !(typeof e.code === 'number' && PERMANENT_CODES.has(e.code));
 }
 
 /** The app stops: the reason, for the one line the CLI prints. */

@@ -12,7 +12,7 @@
 
 import { ERRORS } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
-import { ProducerFailedError, StreamAppStoppedError } from './errors.js';
+import { isFailedProducer, StreamAppStoppedError } from './errors.js';
 import type { StreamApp, TaskStatus } from './stream-runner.js';
 
 export interface RejoinPolicy {
@@ -29,9 +29,13 @@ export function isFencedConsumer(error: Error | undefined): boolean {
   return code === ERRORS.ERR__FATAL || code === ERRORS.ERR_FENCED_INSTANCE_ID;
 }
 
-/** A failure that new clients clear: the consumer fenced, or the producer failed for good. */
+/**
+ * A failure that new clients clear: the consumer fenced, or the producer failed for good. The new app
+ * restores its state from what was committed, which is right whether a failed commit went through or
+ * not (going on with the same state and a new producer would not be).
+ */
 export function needsNewClients(error: Error | undefined): boolean {
-  return isFencedConsumer(error) || error instanceof ProducerFailedError;
+  return isFencedConsumer(error) || isFailedProducer(error);
 }
 
 export async function startRejoiningApp({

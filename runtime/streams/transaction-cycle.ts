@@ -1,16 +1,10 @@
 // The transaction cycle of a stream app instance (EOS v2): its one transactional producer, a
 // transaction begun lazily with the first record, committed with the changelogs and consumed offsets
-// every N records or T ms, or aborted with every partition it held rewound; a fenced producer replaced;
-// a producer that failed for good stops the app, which starts again with new clients.
+// every N records or T ms, or aborted with every partition it held rewound; a fenced producer replaced.
 import { toKafkaError } from '../kafka/rdkafka.js';
 import { errorFields } from '../log-error.js';
 import type { OutRecord } from './eos-producer.js';
-import {
-  classifyError,
-  isReplaceableProducerFailure,
-  ProducerFailedError,
-  StreamAppStoppedError,
-} from './errors.js';
+import { classifyError, StreamAppStoppedError } from './errors.js';
 import { backoffDelay, retry } from './retry.js';
 import { nameOf, type RunnerContext, seekTask, sleep } from './runner-context.js';
 import type { StreamProducer } from './stream-clients.js';
@@ -89,7 +83,7 @@ export class TransactionCycle<V> {
   /** Begins the transaction if none is open. */
   async begin(): Promise<void> {
     if (this.inTransaction) return;
-    await this.#current.begin().catch(asProducerFailure);
+    await this.#current.begin();
     this.#startedAt = Date.now();
   }
 
@@ -99,7 +93,7 @@ export class TransactionCycle<V> {
   }
 
   send(record: OutRecord): Promise<void> {
-    return this.#current.send(record).catch(asProducerFailure);
+    return this.#current.send(record);
   }
 
   /** Whether the open transaction is due: enough records, or old enough. */
@@ -122,12 +116,8 @@ export class TransactionCycle<V> {
 
   /** Commits the open transaction: changelogs, consumed offsets (with the group metadata), then EndTxn. */
   async commit(): Promise<void> {
-    if (!this.#current.inTransaction) return;
-    await this.#commitOpen().catch(asProducerFailure);
-  }
-
-  async #commitOpen(): Promise<void> {
     const producer = this.#current;
+    if (!producer.inTransaction) return;
     const { instrument } = this.context;
     const started = performance.now();
     const dirty = this.#dirtyTasks().filter((t) => t.state === 'running' || t.state === 'revoked');
@@ -174,7 +164,7 @@ export class TransactionCycle<V> {
   async abort(reason: string): Promise<void> {
     let dirty: StreamTask<V>[] = [];
     try {
-      await this.#producer?.abort(this.options.opTimeoutMs).catch(asProducerFailure);
+      await this.#producer?.abort(this.options.opTimeoutMs);
     } finally {
       dirty = await this.#rewind();
       if (dirty.length > 0) {
@@ -219,10 +209,6 @@ export class TransactionCycle<V> {
 
   /** A cycle of the loop failed: stop, replace the producer, or abort, rewind and back off. */
   async onFailure(error: unknown): Promise<void> {
-    if (error instanceof ProducerFailedError) {
-      this.context.stop(error);
-      return;
-    }
     const kind = classifyError(error);
     if (kind === 'fatal') {
       this.context.stop(toKafkaError(error));
@@ -241,8 +227,7 @@ export class TransactionCycle<V> {
     try {
       await this.abort('error');
     } catch (abortError) {
-      if (abortError instanceof ProducerFailedError) this.context.stop(abortError);
-      else if (classifyError(abortError) === 'fatal') this.context.stop(toKafkaError(abortError));
+      if (classifyError(abortError) === 'fatal') this.context.stop(toKafkaError(abortError));
       else await this.replaceProducer(abortError);
     }
     await sleep(
@@ -271,16 +256,4 @@ export class TransactionCycle<V> {
     this.#producer = undefined;
     await producer?.close();
   }
-}
-
-/**
- * A producer call's failure as the loop sees it: a fatal one that new clients clear becomes a
- * ProducerFailedError, which stops the app so that it starts again with new clients and state restored
- * from what was committed (whether a failed commit went through or not, the restore is right). Any other
- * failure is rethrown as it is.
- */
-function asProducerFailure(error: unknown): never {
-  if (classifyError(error) === 'fatal' && isReplaceableProducerFailure(error))
-    throw new ProducerFailedError(toKafkaError(error));
-  throw error;
 }

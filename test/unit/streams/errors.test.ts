@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
-import { classifyError, isReplaceableProducerFailure } from '../../../runtime/streams/errors.js';
+import { classifyError, isFailedProducer } from '../../../runtime/streams/errors.js';
 
 const rd = (
   code: number,
@@ -24,16 +24,15 @@ describe('reading librdkafka errors in the stream kit', () => {
     expect(classifyError(new Error('registry down'))).toBe('abortable');
   });
 
-  it('replaces a producer that failed for a reason of its own, never one whose credentials or rights are wrong', () => {
-    expect(isReplaceableProducerFailure(rd(ERRORS.ERR_INVALID_TXN_STATE, { isFatal: true }))).toBe(true);
-    expect(isReplaceableProducerFailure(rd(ERRORS.ERR__FATAL))).toBe(true);
-    expect(isReplaceableProducerFailure(rd(ERRORS.ERR__FENCED))).toBe(true);
-    expect(
-      isReplaceableProducerFailure(rd(ERRORS.ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, { isFatal: true })),
-    ).toBe(false);
-    expect(isReplaceableProducerFailure(rd(ERRORS.ERR_SASL_AUTHENTICATION_FAILED, { isFatal: true }))).toBe(
+  it('takes a producer failed for good for new clients, never one whose credentials or rights are wrong', () => {
+    expect(isFailedProducer(rd(ERRORS.ERR_INVALID_TXN_STATE, { isFatal: true }))).toBe(true);
+    expect(isFailedProducer(rd(ERRORS.ERR__GAPLESS_GUARANTEE, { isFatal: true }))).toBe(true);
+    expect(isFailedProducer(rd(ERRORS.ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, { isFatal: true }))).toBe(
       false,
     );
-    expect(isReplaceableProducerFailure(rd(ERRORS.ERR__TIMED_OUT, { isRetriable: true }))).toBe(false);
+    expect(isFailedProducer(rd(ERRORS.ERR_SASL_AUTHENTICATION_FAILED, { isFatal: true }))).toBe(false);
+    expect(isFailedProducer(rd(ERRORS.ERR__TIMED_OUT, { isRetriable: true }))).toBe(false);
+    // A fenced producer is replaced in place (classifyError: 'fenced'), without new clients.
+    expect(isFailedProducer(rd(ERRORS.ERR__FENCED))).toBe(false);
   });
 });

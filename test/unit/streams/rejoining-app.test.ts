@@ -1,7 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
-import { ProducerFailedError } from '../../../runtime/streams/errors.js';
 import { startRejoiningApp } from '../../../runtime/streams/rejoining-app.js';
 import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
 
@@ -43,14 +42,12 @@ const authentication = () =>
   );
 /** INVALID_TXN_STATE with librdkafka's fatal flag, as after a coordinator's restart mid-transaction. */
 const producerFailed = () =>
-  new ProducerFailedError(
-    new KafkaError(
-      Object.assign(new Error('Broker: Producer attempted a transactional operation in an invalid state'), {
-        code: ERRORS.ERR_INVALID_TXN_STATE,
-        isFatal: true,
-      }),
-      'abortTransaction',
-    ),
+  new KafkaError(
+    Object.assign(new Error('Broker: Producer attempted a transactional operation in an invalid state'), {
+      code: ERRORS.ERR_INVALID_TXN_STATE,
+      isFatal: true,
+    }),
+    'abortTransaction',
   );
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
