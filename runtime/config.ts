@@ -70,6 +70,13 @@ const environment = z.object({
   SCHEMA_REGISTRY_PASSWORD: z.string().optional(),
   SCHEMA_REGISTRY_BEARER_TOKEN: z.string().optional(),
   SCHEMA_REGISTRY_CA_FILE: z.string().optional(),
+  /**
+   * How long one registry request may go unanswered (a frozen registry accepts connections and never
+   * answers): the processors' poll loop waits no longer, so keep it under the transaction timeout.
+   */
+  SCHEMA_REGISTRY_TIMEOUT: duration('5s or 500ms')
+    .default(5_000)
+    .pipe(z.number().int().min(100, 'expected at least 100ms').max(120_000, 'expected at most 2m')),
   TOPIC_PREFIX: z
     .string()
     .regex(/^[a-zA-Z0-9._-]*$/, 'expected letters, digits, ".", "_" or "-"')

@@ -9,7 +9,7 @@ import type { Logger } from '../../runtime/log.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
-import { startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { stallTimeoutMs, startStreamApp } from '../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../runtime/streams/topology.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
@@ -76,6 +76,7 @@ export async function startDedupeRouter({
         logger: log,
         instrument: metrics.instrument,
         transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
+        stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
       }),
     logger: log,

@@ -3,7 +3,7 @@ import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
-import { startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { stallTimeoutMs, startStreamApp } from '../../runtime/streams/stream-runner.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
 import { TABLE_STREAMS, topicNames, valueSubject } from '../../schemas/topics.js';
@@ -49,6 +49,7 @@ export async function startTables({
         logger: log,
         instrument: metrics.instrument,
         transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
+        stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
       }),
     logger: log,

@@ -11,7 +11,6 @@ import {
   type KafkaSettings,
   toKafkaError,
 } from '../kafka/rdkafka.js';
-import type { Logger } from '../log.js';
 
 export interface EosProducerOptions {
   settings: KafkaSettings;
@@ -20,7 +19,6 @@ export interface EosProducerOptions {
   transactionTimeoutMs: number;
   /** The largest record any sink topic accepts (librdkafka refuses larger ones before sending). */
   maxMessageBytes: number;
-  logger: Logger;
 }
 
 export interface OutRecord {
@@ -141,18 +139,25 @@ export class EosProducer {
     );
   }
 
+  /**
+   * Commits the open transaction within `timeoutMs`. A retriable failure (a timeout) leaves the commit in
+   * progress, and calling it again is what librdkafka asks, while time is left; past that the error goes
+   * to the caller, for whom the outcome is unknown.
+   */
   async commit(timeoutMs: number): Promise<void> {
     if (!this.#open) return;
     const producer = this.#require();
-    // A retriable failure (a timeout) leaves the outcome open: committing again is what librdkafka asks.
-    for (let attempt = 0; ; attempt++) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
       try {
-        await call('commitTransaction', (cb) => producer.commitTransaction(timeoutMs, cb));
+        await call('commitTransaction', (cb) =>
+          producer.commitTransaction(Math.max(1, deadline - Date.now()), cb),
+        );
         this.#open = false;
         return;
       } catch (error) {
         const e = toKafkaError(error);
-        if (!e.retriable || e.abortable || attempt >= 2) throw e;
+        if (!e.retriable || e.abortable || Date.now() >= deadline) throw e;
       }
     }
   }

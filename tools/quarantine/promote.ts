@@ -8,7 +8,6 @@
 import type { Source } from '../../ingest/sources.js';
 import { verifySignature } from '../../ingest/webhooks/signature.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
-import type { Logger } from '../../runtime/log.js';
 import { EosProducer } from '../../runtime/streams/eos-producer.js';
 import type { QuarantinedRequest } from '../../schemas/quarantined-request.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -50,7 +49,6 @@ export interface PromoteOptions {
   transactionTimeoutMs: number;
   /** The raw topic's largest record (its max.message.bytes). */
   maxMessageBytes: number;
-  logger: Logger;
   dryRun?: boolean;
   runId?: string;
   /** Records per transaction: a crash redoes at most this many, and a transaction stays short. */
@@ -82,7 +80,6 @@ export async function promote({
   source,
   transactionTimeoutMs,
   maxMessageBytes,
-  logger,
   dryRun = false,
   runId = newRunId(new Date(), 'promote'),
   recordsPerTransaction = 500,
@@ -106,7 +103,6 @@ export async function promote({
         transactionalId: `hookledger-promote-${prefix}${source.name}`,
         transactionTimeoutMs,
         maxMessageBytes,
-        logger,
       });
   // Before the marks are read: from here on no earlier run of this source can commit anything more.
   await producer?.open();
