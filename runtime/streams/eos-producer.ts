@@ -98,7 +98,8 @@ export class EosProducer {
     const producer = this.#require();
     const headers: MessageHeader[] | undefined =
       record.headers === undefined ? undefined : Object.entries(record.headers).map(([k, v]) => ({ [k]: v }));
-    for (let waited = 0; ; waited++) {
+    const started = Date.now();
+    for (;;) {
       try {
         producer.produce(
           record.topic,
@@ -112,8 +113,10 @@ export class EosProducer {
         return;
       } catch (error) {
         const e = toKafkaError(error, `produce to ${record.topic}`);
-        // The local queue is full: librdkafka drains it in the background; wait and try again.
-        if (e.code !== ERRORS.ERR__QUEUE_FULL || waited > 3_000) throw e;
+        // The local queue is full: librdkafka drains it in the background; wait and try again, for
+        // no longer than half the transaction's time (the poll loop's waits stay under its stall limit).
+        if (e.code !== ERRORS.ERR__QUEUE_FULL || Date.now() - started > this.options.transactionTimeoutMs / 2)
+          throw e;
         producer.poll();
         await sleep(5);
       }

@@ -6,6 +6,8 @@
 export class PartitionPosition {
   /** The next offset to read as of the last commit (this instance's, or the group's when the task started). */
   #committed: bigint | undefined;
+  /** Whether #committed is this instance's own commit (the consumer has read to it), not the group's start. */
+  #committedHere = false;
   /** With no committed offset known: the first offset the consumer handed over (where this partition started for us). */
   #firstHandedOver: bigint | undefined;
   /** In the open transaction: the offset after the last one processed. */
@@ -38,12 +40,14 @@ export class PartitionPosition {
   }
 
   /**
-   * Whether the consumer's position is past what was processed or committed without a record to process
-   * (transaction markers, aborted records), so committing it would move the group's offset on.
+   * Whether the consumer's position is past what was processed or committed here without a record to
+   * process (transaction markers, aborted records), so committing it would move the group's offset on.
+   * Never from the group's start offset alone: right after a resume the consumer's position may still be
+   * where it was before its seek to that offset took effect (past records fetched while it was paused).
    */
   canAdvanceTo(position: bigint): boolean {
-    const floor = this.#txnNext ?? this.#committed;
-    return floor !== undefined && position > floor;
+    if (this.#txnNext !== undefined) return position > this.#txnNext;
+    return this.#committedHere && this.#committed !== undefined && position > this.#committed;
   }
 
   /** Commits `position` with the open transaction (see canAdvanceTo). */
@@ -78,7 +82,10 @@ export class PartitionPosition {
 
   /** The open transaction committed: its offset is the partition's committed one. */
   committedNow(): void {
-    if (this.#txnNext !== undefined) this.#committed = this.#txnNext;
+    if (this.#txnNext !== undefined) {
+      this.#committed = this.#txnNext;
+      this.#committedHere = true;
+    }
     this.#clearTransaction();
   }
 

@@ -66,14 +66,22 @@ describe('a partition position', () => {
 
   it('follows the consumer past transaction markers, never behind what it processed or committed', () => {
     const position = new PartitionPosition();
-    expect(position.canAdvanceTo(4n)).toBe(false);
     position.start(3n);
-    expect(position.canAdvanceTo(3n)).toBe(false);
+    position.processed(3n);
     position.advanceTo(5n);
     expect(position.toCommit).toBe(5n);
     position.advanceTo(4n);
     expect(position.toCommit).toBe(5n);
     position.committedNow();
     expect(position.committed).toBe(5n);
+    expect(position.canAdvanceTo(5n)).toBe(false);
+    expect(position.canAdvanceTo(7n)).toBe(true);
+  });
+
+  it("never moves on from the group's start offset alone (the seek to it may not have taken effect yet)", () => {
+    const position = new PartitionPosition();
+    expect(position.canAdvanceTo(4n)).toBe(false);
+    position.start(3n);
+    expect(position.canAdvanceTo(9n)).toBe(false);
   });
 });
