@@ -224,7 +224,11 @@ export class RecordProcessing<V> {
         return this.#skip(task, failing, why);
       }
     } else if (source.poison !== undefined) {
-      value = source.poison(bytes, why.message);
+      try {
+        value = source.poison(bytes, why.message);
+      } catch {
+        return this.#skip(task, failing, why);
+      }
     } else {
       return this.#skip(task, failing, why);
     }
