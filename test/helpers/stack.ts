@@ -10,6 +10,7 @@ import {
   startDedicatedKafka,
   startStack,
 } from '../../tools/stack/index.js';
+import type { Properties } from '../../tools/stack/properties.js';
 
 /** The shared stack the global setup started (or found through KAFKA_BROKERS / SCHEMA_REGISTRY_URL). */
 export interface TestStack {
@@ -44,10 +45,20 @@ export interface DedicatedBroker extends DedicatedKafka {
  * Local JVM or container, whichever the machine offers (a configured stack cannot provide one). With
  * `brokers` > 1, a local KRaft cluster (RF 3, min.insync.replicas 2) whose nodes fail one at a time.
  */
-export async function startDedicatedBroker(brokers = 1): Promise<DedicatedBroker> {
+export async function startDedicatedBroker(
+  brokers = 1,
+  options: { extraProperties?: (base: Properties) => Properties } = {},
+): Promise<DedicatedBroker> {
   const stateDir = await mkdtemp(join(tmpdir(), 'hookledger-broker-'));
   try {
-    const kafka = await startDedicatedKafka({ stateDir, brokers });
+    const kafka = await startDedicatedKafka({
+      stateDir,
+      brokers,
+      // Changed properties: a local JVM's server.properties (a container has none).
+      ...(options.extraProperties
+        ? { extraProperties: options.extraProperties, env: { ...process.env, HOOKLEDGER_STACK: 'local' } }
+        : {}),
+    });
     return Object.assign(kafka, {
       async dispose() {
         try {

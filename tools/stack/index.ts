@@ -11,6 +11,7 @@ import type { KafkaNode } from './kafka-process.js';
 import { runningKafkaPids } from './kafka-process.js';
 import { kafkaRelease } from './kafka-versions.js';
 import { startLocalStack } from './local.js';
+import type { Properties } from './properties.js';
 import { type RegistryNode, runningRegistryPid } from './registry-process.js';
 import { startSecureLocalStack } from './secure-stack.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
@@ -360,6 +361,11 @@ export async function startDedicatedKafka(options: {
   probes?: StackProbes;
   /** Nodes (local JVMs only): 1 (default), or a cluster such as 3 for tests that lose a broker. */
   brokers?: number;
+  /**
+   * Local JVMs only: changes to server.properties, given the ones rendered (a test that puts a proxy
+   * in front of the broker advertises the proxy's address).
+   */
+  extraProperties?: (base: Properties) => Properties;
 }): Promise<DedicatedKafka> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? silent();
@@ -368,6 +374,11 @@ export async function startDedicatedKafka(options: {
   const size = options.brokers ?? 1;
   if (kind === 'docker' && size > 1) {
     throw new StackError('a cluster of several brokers runs as local JVMs only (HOOKLEDGER_STACK=local)');
+  }
+  if (kind === 'docker' && options.extraProperties) {
+    throw new StackError(
+      'a broker with changed properties runs as a local JVM only (HOOKLEDGER_STACK=local)',
+    );
   }
   if (kind === 'docker') {
     const docker = await startDockerKafka({ release, logger });
@@ -397,6 +408,7 @@ export async function startDedicatedKafka(options: {
     // Several may run beside the shared broker on a small machine.
     heap: ['-Xms128m', '-Xmx512m'],
     size,
+    ...(options.extraProperties ? { extraProperties: options.extraProperties } : {}),
   });
   await kafka.start();
   return {
