@@ -236,7 +236,8 @@ export async function actOnRegistryIn(
     throw new StackError(
       `a Docker stack's registry runs in container ${record.docker?.registryContainer.slice(0, 12) ?? '(unknown)'}: \`docker kill\`, \`docker pause\` and \`docker unpause\` act on it (its port changes if it is started again)`,
     );
-  if (action === 'restart' && record.probeBrokers !== undefined)
+  // Its registry starts with the stack's certificate and passwords: only `up --secure` starts it again.
+  if ((action === 'restart' || action === 'kill') && record.probeBrokers !== undefined)
     throw new StackError(
       'the secured stack is restarted whole: `hookledger stack down`, then `hookledger stack up --secure` (same data, port and passwords)',
     );
