@@ -11,7 +11,8 @@ import type { KafkaNode } from './kafka-process.js';
 import { runningKafkaPids } from './kafka-process.js';
 import { kafkaRelease } from './kafka-versions.js';
 import { startLocalStack } from './local.js';
-import { runningRegistryPid } from './registry-process.js';
+import type { Properties } from './properties.js';
+import { type RegistryNode, runningRegistryPid } from './registry-process.js';
 import { startSecureLocalStack } from './secure-stack.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
 
@@ -30,8 +31,8 @@ export {
   kafkaRelease,
   requireKafkaRelease,
 } from './kafka-versions.js';
-export type { ComponentStatus, StackStatus } from './manage.js';
-export { actOnKafkaIn, restartKafkaIn, stackStatus, stopStackIn } from './manage.js';
+export type { ComponentStatus, RegistryAction, StackStatus } from './manage.js';
+export { actOnKafkaIn, actOnRegistryIn, restartKafkaIn, stackStatus, stopStackIn } from './manage.js';
 export type { StackRecord } from './state.js';
 export { defaultStateDir, readStackRecord, renderStackEnv, stackFiles } from './state.js';
 
@@ -60,6 +61,38 @@ export interface Stack {
   stopKafka(): Promise<void>;
   startKafka(): Promise<void>;
   restartKafka(): Promise<void>;
+  /**
+   * Fault tests (local JVMs only): SIGKILL the registry (connections refused), start it again on the
+   * same port (it reads its schemas back from Kafka first), SIGSTOP it (connections accepted, nothing
+   * answered) and SIGCONT it.
+   */
+  killRegistry(): Promise<void>;
+  startRegistry(): Promise<void>;
+  freezeRegistry(): void;
+  thawRegistry(): void;
+}
+
+/** A Docker or configured stack's registry cannot be killed and started again on the same address. */
+function registryFaultsRefused(why: string) {
+  const refuse = () => {
+    throw new StackError(why);
+  };
+  return {
+    killRegistry: async () => refuse(),
+    startRegistry: async () => refuse(),
+    freezeRegistry: refuse,
+    thawRegistry: refuse,
+  };
+}
+
+/** The fault-test handles of a local registry. */
+function registryFaults(registry: RegistryNode) {
+  return {
+    killRegistry: () => registry.kill(),
+    startRegistry: () => registry.start(),
+    freezeRegistry: () => registry.freeze(),
+    thawRegistry: () => registry.thaw(),
+  };
 }
 
 export interface StartStackOptions {
@@ -138,6 +171,9 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
       stopKafka: refuse,
       startKafka: refuse,
       restartKafka: refuse,
+      ...registryFaultsRefused(
+        'KAFKA_BROKERS and SCHEMA_REGISTRY_URL point at a stack hookledger did not start',
+      ),
     };
   }
 
@@ -194,6 +230,9 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
         await docker.kafka.stopKafka();
         await docker.kafka.startKafka();
       },
+      ...registryFaultsRefused(
+        "a Docker stack's registry gets a new port when started again: use local JVMs",
+      ),
     };
   }
 
@@ -234,6 +273,7 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
     stopKafka: () => kafka.stop(),
     startKafka: () => kafka.start(),
     restartKafka: () => kafka.restart(),
+    ...registryFaults(registry),
   };
 }
 
@@ -286,6 +326,7 @@ async function startSecureStack(
     stopKafka: () => kafka.stop(),
     startKafka: () => kafka.start(),
     restartKafka: () => kafka.restart(),
+    ...registryFaults(registry),
   };
 }
 
@@ -320,6 +361,11 @@ export async function startDedicatedKafka(options: {
   probes?: StackProbes;
   /** Nodes (local JVMs only): 1 (default), or a cluster such as 3 for tests that lose a broker. */
   brokers?: number;
+  /**
+   * Local JVMs only: changes to server.properties, given the ones rendered (a test that puts a proxy
+   * in front of the broker advertises the proxy's address).
+   */
+  extraProperties?: (base: Properties) => Properties;
 }): Promise<DedicatedKafka> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? silent();
@@ -328,6 +374,11 @@ export async function startDedicatedKafka(options: {
   const size = options.brokers ?? 1;
   if (kind === 'docker' && size > 1) {
     throw new StackError('a cluster of several brokers runs as local JVMs only (HOOKLEDGER_STACK=local)');
+  }
+  if (kind === 'docker' && options.extraProperties) {
+    throw new StackError(
+      'a broker with changed properties runs as a local JVM only (HOOKLEDGER_STACK=local)',
+    );
   }
   if (kind === 'docker') {
     const docker = await startDockerKafka({ release, logger });
@@ -357,6 +408,7 @@ export async function startDedicatedKafka(options: {
     // Several may run beside the shared broker on a small machine.
     heap: ['-Xms128m', '-Xmx512m'],
     size,
+    ...(options.extraProperties ? { extraProperties: options.extraProperties } : {}),
   });
   await kafka.start();
   return {
