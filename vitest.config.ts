@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The long fault scenarios: a broker of a 3-broker cluster lost, a whole stack restarted over its data,
- * the only broker restarted or down past the session, the registry out. `npm run test:faults` runs them;
+ * the only broker restarted or down past the session, the registry killed or frozen (and the stack
+ * commands that do it), a commit answered after it timed out. `npm run test:faults` runs them;
  * `npm test` leaves them out (docs/testing.md says which lane proves which promise).
  */
 const FAULTS = [
@@ -10,6 +11,8 @@ const FAULTS = [
   'test/integration/stack-restart.test.ts',
   'test/integration/processors-faults-recovery.test.ts',
   'test/integration/processors-registry-outage.test.ts',
+  'test/integration/processors-commit-stall.test.ts',
+  'test/integration/stack-registry.test.ts',
 ];
 
 /** Integration tests share one real Kafka broker and schema registry, started once per run. */
