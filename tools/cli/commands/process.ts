@@ -20,7 +20,7 @@ const HELP = `usage: hookledger process [options]
 Runs the processors: dedupe-router (webhooks.raw → webhooks.unique, entity.*, webhooks.failures,
 webhooks.dlq; exactly-once) and tables (entity.* → entity.<name>.latest; at-least-once, idempotent).
 Serves /healthz, /readyz (every assigned partition restored) and /metrics on PROCESSOR_HOST:PROCESSOR_PORT
-(among them how often the platform retries and how late it delivers: README "Operating it").
+(among them how often the platform retries and how late it delivers: docs/operating.md).
 Logs JSON lines on stdout. A port in use, Kafka or the registry out of reach stops the start with one
 line, within seconds, before any stage joins its group.
 
