@@ -13,6 +13,8 @@ const FAULTS = [
   'test/integration/processors-registry-outage.test.ts',
   'test/integration/processors-commit-stall.test.ts',
   'test/integration/stack-registry.test.ts',
+  // Three starts in a row over the same state (the README tour already runs start cold and again).
+  'test/integration/start-again.test.ts',
 ];
 
 /** Integration tests share one real Kafka broker and schema registry, started once per run. */
@@ -33,6 +35,8 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts'],
           // Unit tests run first: a broken pure function fails in seconds, before any integration test.
           sequence: { groupOrder: 0 },
+          // Both cores (vitest's default is one less than the cores): nothing else runs meanwhile.
+          maxWorkers: 2,
         },
       },
       {
