@@ -113,6 +113,11 @@ const environment = z.object({
     .positive()
     .max(29_000, "must stay under the platform's 30 s timeout")
     .default(10_000),
+  /**
+   * On SIGTERM, how long /readyz answers 503 while the listener still serves, before it closes: load
+   * balancers and Kubernetes endpoints stop sending meanwhile, so a rolling update refuses no webhook.
+   */
+  INGEST_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(120_000).default(5_000),
   INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(2),
   INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),

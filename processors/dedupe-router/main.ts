@@ -2,6 +2,7 @@
 
 import { type Config, ConfigError } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
+import { assertCoPartitioned } from '../../runtime/kafka/co-partitioning.js';
 import { isLoginRefused } from '../../runtime/kafka/login.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { kafkaSettings } from '../../runtime/kafka/settings.js';
@@ -62,6 +63,11 @@ export async function startDedupeRouter({
   const log = logger.child({ stage: DEDUPE_ROUTER });
   const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-dedupe-router' });
   const kafka: KafkaSettings = kafkaSettings(config, 'hookledger-dedupe-router', log);
+  const names = topicNames(config.TOPIC_PREFIX);
+  // Partitions added to webhooks.raw (or its changelog) would let a retry pass as new: refuse to start.
+  await withAdmin(kafka, (admin) =>
+    assertCoPartitioned(admin, DEDUPE_ROUTER, [{ input: names.raw, changelog: names.dedupeChangelog }]),
+  );
   await checkRetention(kafka, config, log);
   const topology = await liveDedupeTopology(config, serde);
   const metrics = createStreamMetrics({ app: DEDUPE_ROUTER, registry, events: dedupeMetricEvents(registry) });
