@@ -1,10 +1,9 @@
 // The ingest HTTP app: built from its dependencies, never listening (main.ts and tests decide that).
+// It serves the webhook route only; /healthz, /readyz and /metrics are on the ops app (ops-app.ts).
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Logger } from '../runtime/log.js';
 import { createIngestMetrics, type IngestMetrics } from './metrics.js';
-import { healthPlugin } from './plugins/health.js';
-import { metricsPlugin } from './plugins/metrics.js';
 import type { EnvelopeEncoder } from './producer/encoder.js';
 import type { RawStore } from './producer/port.js';
 import type { Sources } from './sources.js';
@@ -87,10 +86,6 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     if (closing) reply.header('connection', 'close');
   });
 
-  await app.register(healthPlugin, {
-    checks: { producer: () => deps.store.ready, schema: () => deps.encoder.ready },
-  });
-  await app.register(metricsPlugin, { metrics });
   await app.register(webhooksPlugin, {
     sources: deps.sources,
     store: deps.store,

@@ -22,6 +22,7 @@ import {
 } from '../schemas/topics.js';
 import { buildApp } from './app.js';
 import { createIngestMetrics, type IngestMetrics } from './metrics.js';
+import { buildOpsApp } from './ops-app.js';
 import { RegistryEncoder } from './producer/encoder.js';
 import { kafkaProbe, kafkaProducerConnector } from './producer/kafka-producer.js';
 import { quarantineTopicExists, startQuarantine } from './producer/quarantine-producer.js';
@@ -41,6 +42,8 @@ export interface RunningIngest {
   app: FastifyInstance;
   /** http(s)://host:port the server listens on. */
   url: string;
+  /** http://host:port of /healthz, /readyz and /metrics (INGEST_OPS_HOST, INGEST_OPS_PORT). */
+  opsUrl: string;
   producer: RawProducer;
   encoder: RegistryEncoder;
   /** Its counters, for a status line (`hookledger start`). */
@@ -88,8 +91,19 @@ export async function startIngest({
     hostVariable: 'INGEST_HOST',
     portVariable: 'INGEST_PORT',
   };
+  const opsAt: ListenTarget = {
+    host: config.INGEST_OPS_HOST,
+    port: config.INGEST_OPS_PORT,
+    hostVariable: 'INGEST_OPS_HOST',
+    portVariable: 'INGEST_OPS_PORT',
+  };
+  if (opsAt.port !== 0 && opsAt.port === listenAt.port)
+    throw new ConfigError(
+      `INGEST_OPS_PORT: must differ from INGEST_PORT (${listenAt.port}): operations stay off the webhook port`,
+    );
   // A port in use is said before any client starts; listen() below still says it if taken meanwhile.
   await assertPortFree(listenAt);
+  await assertPortFree(opsAt);
   // Out of reach: one line now, rather than a service that retries in the background and never gets ready.
   await checkAll([
     assertBrokersReachable(config.KAFKA_BROKERS),
@@ -146,10 +160,14 @@ export async function startIngest({
   const summary = startRequestSummary({ requests: metrics.requests, logger });
 
   let app: FastifyInstance | undefined;
+  let ops: FastifyInstance | undefined;
+  let accepting = true;
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      accepting = false;
       await app?.close();
+      await ops?.close();
       await producer.close();
       await quarantine?.close();
       encoder.stop();
@@ -172,16 +190,25 @@ export async function startIngest({
       ...(https ? { https } : {}),
       ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
     });
+    ops = await buildOpsApp({ store: producer, encoder, metrics, logger, accepting: () => accepting });
+    const opsUrl = await ops.listen({ host: config.INGEST_OPS_HOST, port: config.INGEST_OPS_PORT });
     const address = await app.listen({ host: config.INGEST_HOST, port: config.INGEST_PORT });
     logger.info(
-      { address, rawTopic, sources: [...sources.keys()], bodyLimit: config.INGEST_BODY_LIMIT, deadlineMs },
+      {
+        address,
+        ops: opsUrl,
+        rawTopic,
+        sources: [...sources.keys()],
+        bodyLimit: config.INGEST_BODY_LIMIT,
+        deadlineMs,
+      },
       'ingest listening',
     );
-    return { app, url: address, producer, encoder, metrics, close };
+    return { app, url: address, opsUrl, producer, encoder, metrics, close };
   } catch (error) {
     // Nothing of a failed start may stay: the producer's reconnect loop alone keeps a process running.
     await close();
-    throw listenFailure(error, listenAt);
+    throw listenFailure(error, ops?.server.listening ? listenAt : opsAt);
   }
 }
 

@@ -35,7 +35,7 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
   });
   const signatureFailures = new Counter({
     name: 'hookledger_ingest_signature_failures_total',
-    help: 'Requests refused by the signature check, by reason (missing, algorithm, malformed, mismatch).',
+    help: 'Requests refused by the signature check, by reason (missing, algorithm, malformed, mismatch; unknown-source under source="(unknown)").',
     labelNames: ['source', 'reason'] as const,
     registers,
   });

@@ -99,6 +99,12 @@ const environment = z.object({
     .optional(),
   INGEST_HOST: z.string().min(1).default('0.0.0.0'),
   INGEST_PORT: port.default(8080),
+  /**
+   * Ingest's /healthz, /readyz and /metrics: a port of their own, on the loopback unless told otherwise
+   * (in Kubernetes, the pod's address: `0.0.0.0` with no Service or Ingress route to the port).
+   */
+  INGEST_OPS_HOST: z.string().min(1).default('127.0.0.1'),
+  INGEST_OPS_PORT: port.default(9091),
   INGEST_BODY_LIMIT: bytes.default(1_048_576),
   INGEST_DEADLINE_MS: z.coerce
     .number()

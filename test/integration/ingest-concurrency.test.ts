@@ -56,7 +56,7 @@ describe('ingest under concurrent deliveries', () => {
     }
 
     // The deliveries went out in batches, not one produce call each.
-    const metrics = await (await fetch(`${ingest.url}/metrics`)).text();
+    const metrics = await (await fetch(`${ingest.opsUrl}/metrics`)).text();
     const calls = Number(/hookledger_ingest_produce_batch_records_count (\d+)/.exec(metrics)?.[1]);
     expect(calls).toBeGreaterThan(0);
     expect(calls).toBeLessThan(COUNT / 2);

@@ -111,8 +111,8 @@ describe('ingest refusals and edge cases', () => {
     expect(records.some((r) => r.key === 'wh_over')).toBe(false);
   });
 
-  it('answers 404 for an unknown source and stores nothing', () => {
-    expect(statuses.get('unknown-source')).toBe(404);
+  it('answers an unknown source 401, as a known one with a bad signature, and stores nothing', () => {
+    expect(statuses.get('unknown-source')).toBe(401);
     expect(records.some((r) => r.key === 'wh_unknown')).toBe(false);
   });
 

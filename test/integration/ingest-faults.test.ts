@@ -46,7 +46,7 @@ describe('ingest while the broker goes away and comes back', () => {
     return outcome;
   }
 
-  const readyz = async () => (await fetch(`${ingest.url}/readyz`)).status;
+  const readyz = async () => (await fetch(`${ingest.opsUrl}/readyz`)).status;
 
   beforeAll(async () => {
     broker = await startDedicatedBroker();

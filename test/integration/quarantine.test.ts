@@ -135,7 +135,7 @@ describe('the quarantine: a key mix-up loses nothing', () => {
   });
 
   it('never keeps what unknown or insecure sources get', async () => {
-    expect((await send('nobody', userAdded(5), NEW_KEY)).status).toBe(404);
+    expect((await send('nobody', userAdded(5), NEW_KEY)).status).toBe(401);
     expect((await send('sandbox', userAdded(6), NEW_KEY)).status).toBe(200);
     const all = await quarantined();
     expect(all.filter((q) => q.source !== 'energy')).toEqual([]);
@@ -224,7 +224,7 @@ describe('the quarantine: a key mix-up loses nothing', () => {
     expect(kept.length).toBeGreaterThanOrEqual(BURST);
     expect(kept.length).toBeLessThanOrEqual(ceiling);
 
-    const metrics = await (await fetch(`${ingest!.url}/metrics`)).text();
+    const metrics = await (await fetch(`${ingest!.opsUrl}/metrics`)).text();
     const dropped = Number(
       /hookledger_ingest_quarantine_dropped_total\{source="flooded",reason="over-rate"\} (\d+)/.exec(
         metrics,
@@ -312,7 +312,7 @@ describe('the quarantine: a key mix-up loses nothing', () => {
         'x-signature': signBody(body, 'not-a-configured-key'),
       });
       expect(response.status).toBe(401);
-      const metrics = await (await fetch(`${off.url}/metrics`)).text();
+      const metrics = await (await fetch(`${off.opsUrl}/metrics`)).text();
       expect(metrics).not.toMatch(/hookledger_ingest_quarantine(d|_dropped)_total\{/);
       await new Promise((r) => setTimeout(r, 1_000));
       expect(await quarantined()).toHaveLength(before);

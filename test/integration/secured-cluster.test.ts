@@ -377,6 +377,7 @@ describe('a cluster behind SASL_SSL and a registry behind basic auth', () => {
       HOOKLEDGER_SOURCES: JSON.stringify({ secured: { keys: { k1: KEY } } }),
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: '0',
+      INGEST_OPS_PORT: '0',
     });
     expect(result.code).toBe(1);
     expect(result.lines).toHaveLength(1);
@@ -392,6 +393,7 @@ describe('a cluster behind SASL_SSL and a registry behind basic auth', () => {
       HOOKLEDGER_SOURCES: JSON.stringify({ secured: { keys: { k1: KEY } } }),
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: '0',
+      INGEST_OPS_PORT: '0',
     });
     expect(result.code).toBe(1);
     expect(result.lines).toHaveLength(1);
@@ -418,6 +420,7 @@ describe('a cluster behind SASL_SSL and a registry behind basic auth', () => {
       HOOKLEDGER_SOURCES: JSON.stringify({ secured: { keys: { k1: KEY } } }),
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: '0',
+      INGEST_OPS_PORT: '0',
     });
     expect(result.code).toBe(1);
     expect(result.lines).toHaveLength(1);

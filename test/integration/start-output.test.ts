@@ -53,6 +53,7 @@ describe('hookledger start, as a person sees it', () => {
         HOOKLEDGER_SOURCES: JSON.stringify({ tour: { keys: { k1: KEY } } }),
         HOOKLEDGER_INSTANCE_ID: `it-${randomBytes(4).toString('hex')}`,
         PROCESSOR_PORT: String(processorPort),
+        INGEST_OPS_PORT: String(await freePort()),
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

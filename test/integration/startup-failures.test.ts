@@ -134,6 +134,7 @@ describe('a start-up failure is one line, then exit, with nothing left running',
     HOOKLEDGER_SOURCES: SOURCES,
     HOOKLEDGER_INSTANCE_ID: `it-${randomBytes(4).toString('hex')}`,
     INGEST_PORT: String(await freePort()),
+    INGEST_OPS_PORT: String(await freePort()),
     PROCESSOR_PORT: String(await freePort()),
     ...extra,
   });

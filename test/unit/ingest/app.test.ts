@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../ingest/app.js';
 import { createIngestMetrics } from '../../../ingest/metrics.js';
+import { buildOpsApp } from '../../../ingest/ops-app.js';
 import { RawProducer } from '../../../ingest/producer/raw-producer.js';
 import { parseSources } from '../../../ingest/sources.js';
 import { signBody } from '../../../ingest/webhooks/signature.js';
@@ -15,6 +16,8 @@ const BODY =
 
 interface Harness {
   app: FastifyInstance;
+  /** /healthz, /readyz and /metrics: their own server. */
+  ops: FastifyInstance;
   kafka: FakeKafka;
   encoder: MemoryEncoder;
   producer: RawProducer;
@@ -52,7 +55,8 @@ async function harness(
     metrics,
     bodyLimit: options.bodyLimit ?? 1_048_576,
   });
-  const h = { app, kafka, encoder, producer, logs: text };
+  const ops = await buildOpsApp({ store: producer, encoder, metrics, logger });
+  const h = { app, ops, kafka, encoder, producer, logs: text };
   open.push(h);
   return h;
 }
@@ -60,6 +64,7 @@ async function harness(
 afterEach(async () => {
   for (const h of open.splice(0)) {
     await h.app.close();
+    await h.ops.close();
     await h.producer.close();
   }
 });
@@ -157,19 +162,33 @@ describe('ingest app', () => {
     expect(response.statusCode).toBe(401);
     expect(response.json().code).toBe('INGEST_ERR_SIGNATURE');
     expect(h.kafka.sends).toHaveLength(0);
-    const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
+    const metrics = await h.ops.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toContain(
       `hookledger_ingest_signature_failures_total{source="energy",reason="${reason}"} 1`,
     );
   });
 
-  it('answers 404 for an unknown source, under one metric label', async () => {
+  it('answers an unknown source as a known one with a bad signature, under one metric label', async () => {
     const h = await harness();
-    const response = await post(h, BODY, {}, '/webhooks/nope');
-    expect(response.statusCode).toBe(404);
+    const unknown = await post(h, BODY, {}, '/webhooks/nope');
+    const forged = await post(h, BODY, { 'x-signature': signBody(BODY, 'not-the-key') });
+    const unsigned = await post(h, BODY, { 'x-signature': '' });
+    for (const response of [unknown, forged, unsigned]) {
+      expect(response.statusCode).toBe(401);
+      expect(response.body).toBe(unknown.body);
+    }
+    expect(unknown.json()).toEqual({ code: 'INGEST_ERR_SIGNATURE', message: 'Signature check failed' });
     expect(h.kafka.sends).toHaveLength(0);
-    const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toContain('hookledger_ingest_requests_total{source="(unknown)",status="404"} 1');
+    const metrics = await h.ops.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toContain('hookledger_ingest_requests_total{source="(unknown)",status="401"} 1');
+  });
+
+  it('serves no operations endpoint on the webhook port', async () => {
+    const h = await harness();
+    for (const url of ['/metrics', '/readyz', '/healthz']) {
+      expect((await h.app.inject({ method: 'GET', url })).statusCode).toBe(404);
+      expect((await h.ops.inject({ method: 'GET', url })).statusCode).toBe(200);
+    }
   });
 
   it('stores an unsigned delivery to a source declared insecure, with no key id', async () => {
@@ -274,17 +293,17 @@ describe('ingest app', () => {
 
   it('is unready while no producer can write, and recovers by itself', async () => {
     const h = await harness();
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     h.kafka.behaviour = 'fail';
     h.kafka.connectFails = true;
     expect((await post(h)).statusCode).toBe(503);
-    const unready = await h.app.inject({ method: 'GET', url: '/readyz' });
+    const unready = await h.ops.inject({ method: 'GET', url: '/readyz' });
     expect(unready.statusCode).toBe(503);
     expect(unready.json().checks.producer).toBe(false);
     h.kafka.connectFails = false;
     h.kafka.behaviour = 'ack';
     await until(() => h.producer.ready);
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     expect((await post(h)).statusCode).toBe(200);
   });
 
@@ -296,7 +315,7 @@ describe('ingest app', () => {
       const { INGEST_ERR_UNAVAILABLE } = await import('../../../ingest/errors.js');
       throw new INGEST_ERR_UNAVAILABLE();
     };
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).json().checks.schema).toBe(false);
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).json().checks.schema).toBe(false);
     expect((await post(h)).statusCode).toBe(503);
     h.encoder.encode = encode;
   });
@@ -304,8 +323,8 @@ describe('ingest app', () => {
   it('answers /healthz and exposes the metrics the issue lists', async () => {
     const h = await harness();
     await post(h);
-    expect((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-    const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect((await h.ops.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    const text = (await h.ops.inject({ method: 'GET', url: '/metrics' })).body;
     for (const series of [
       'hookledger_ingest_requests_total{source="energy",status="200"} 1',
       'hookledger_ingest_request_duration_seconds_bucket',

@@ -7,6 +7,7 @@ const common: BannerInput = {
   topics: 24,
   stages: ['dedupe-router', 'tables'],
   ingestBase: 'http://127.0.0.1:8080',
+  ingestOpsBase: 'http://127.0.0.1:9091',
   processorsBase: 'http://127.0.0.1:9090',
   sources: [{ name: 'local', signed: true }],
   logFile: '.hookledger/logs/hookledger.log',
