@@ -46,6 +46,8 @@ export interface IngestDeps {
   quarantine?: Quarantine;
   /** The webhook ids answered with anything but 200 (tests pass one with their own clock). */
   failingIds?: FailingIds;
+  /** INGEST_KEPT_QUERY_PARAMETERS: the query parameters whose values records keep. */
+  keptQueryParameters?: ReadonlySet<string>;
 }
 
 export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
@@ -94,6 +96,7 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     bodyLimit,
     quarantine: deps.quarantine,
     failingIds: deps.failingIds,
+    keptQueryParameters: deps.keptQueryParameters,
   });
   return app;
 }

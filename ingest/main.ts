@@ -187,6 +187,7 @@ export async function startIngest({
       metrics,
       bodyLimit: config.INGEST_BODY_LIMIT,
       deadlineMs,
+      keptQueryParameters: config.INGEST_KEPT_QUERY_PARAMETERS,
       ...(https ? { https } : {}),
       ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
     });

@@ -97,6 +97,24 @@ const environment = z.object({
       return minutes;
     })
     .optional(),
+  /** Comma-separated names of the sources allowed `"signature": "none"` (ingest/sources.ts refuses the others). */
+  INGEST_UNSIGNED_SOURCES: z.string().optional(),
+  /**
+   * Query parameters whose values a record keeps, comma-separated (matched lower-case); every other
+   * value is stored as `***`: a URL may carry a token, and webhooks.raw keeps records for ever.
+   */
+  INGEST_KEPT_QUERY_PARAMETERS: z
+    .string()
+    .default('')
+    .transform(
+      (text) =>
+        new Set(
+          text
+            .split(',')
+            .map((name) => name.trim().toLowerCase())
+            .filter(Boolean),
+        ) as ReadonlySet<string>,
+    ),
   INGEST_HOST: z.string().min(1).default('0.0.0.0'),
   INGEST_PORT: port.default(8080),
   /**
@@ -121,6 +139,10 @@ const environment = z.object({
   INGEST_QUARANTINE_PER_SECOND: z.coerce.number().positive().default(10),
   /** Per source and ingest instance: quarantined bytes per second (bursts up to a minute's worth). */
   INGEST_QUARANTINE_BYTES_PER_SECOND: bytes.default(32_768),
+  /** All sources together, per ingest instance: quarantined requests per second (bursts up to a minute's worth). */
+  INGEST_QUARANTINE_TOTAL_PER_SECOND: z.coerce.number().positive().default(20),
+  /** All sources together, per ingest instance: quarantined bytes per second (bursts up to a minute's worth). */
+  INGEST_QUARANTINE_TOTAL_BYTES_PER_SECOND: bytes.default(65_536),
   /** How long webhooks.quarantine keeps a request (`hookledger topics` sets it on the topic). */
   QUARANTINE_RETENTION: duration('7d or 72h').default(7 * 86_400_000),
   INGEST_TLS_CERT_FILE: z.string().optional(),

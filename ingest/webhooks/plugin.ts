@@ -6,7 +6,7 @@ import type { IngestMetrics } from '../metrics.js';
 import type { EnvelopeEncoder } from '../producer/encoder.js';
 import type { RawStore } from '../producer/port.js';
 import type { Source, Sources } from '../sources.js';
-import { buildEnvelope } from './envelope.js';
+import { buildEnvelope, queryString } from './envelope.js';
 import { extract } from './extract.js';
 import { watchFailingIds } from './failing-id-telemetry.js';
 import { FailingIds, keptId } from './failing-ids.js';
@@ -22,7 +22,9 @@ export interface WebhooksOptions {
   /** Keeps what a signed source refuses (webhooks.quarantine); absent: INGEST_QUARANTINE=false. */
   quarantine?: Quarantine | undefined;
   /** The ids answered with anything but 200 (a list of its own by default; tests pass one with a clock). */
-  failingIds?: FailingIds;
+  failingIds?: FailingIds | undefined;
+  /** Query parameters whose values records keep (INGEST_KEPT_QUERY_PARAMETERS); every other value is masked. */
+  keptQueryParameters?: ReadonlySet<string> | undefined;
 }
 
 /** What this route learns about a request before its handler runs. */
@@ -57,6 +59,7 @@ const NO_KEYS: ReadonlyMap<string, Buffer> = new Map([['none', Buffer.alloc(32)]
 
 export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, options) => {
   const { sources, store, encoder, metrics, bodyLimit } = options;
+  const keptQuery = options.keptQueryParameters ?? new Set<string>();
 
   // Raw bytes for every content type, so no 415 ever reaches the platform and the signature is
   // checked over exactly what was sent. The limit is enforced while reading (413).
@@ -108,6 +111,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
     const delivery = request.delivery!;
     const body = Buffer.isBuffer(request.body) ? request.body : EMPTY;
     const source = delivery.source;
+    const query = queryString(request.url, keptQuery);
     if (source === undefined) {
       verifySignature(body, request.headers['x-signature'], NO_KEYS);
       metrics.signatureFailures.inc({ source: UNKNOWN_SOURCE_LABEL, reason: 'unknown-source' });
@@ -123,7 +127,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
           source,
           body,
           headers: request.raw.headers,
-          url: request.url,
+          query,
           receivedAt: delivery.receivedAt,
           ingestId: request.id,
           reason: check.reason,
@@ -139,7 +143,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
       source: source.name,
       body,
       headers: request.raw.headers,
-      url: request.url,
+      query,
       extracted,
       verifiedKeyId,
       receivedAt: delivery.receivedAt,

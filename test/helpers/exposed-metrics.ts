@@ -44,7 +44,9 @@ async function ingestExposition(): Promise<{ text: string; registry: Registry }>
   const metrics: IngestMetrics = createIngestMetrics();
   metrics.watch({ pendingBytes: () => 0, ready: () => true });
   const deps = {
-    sources: parseSources(JSON.stringify({ energy: { keys: { k1: 'exposition-key' } } })),
+    sources: parseSources(
+      JSON.stringify({ energy: { keys: { k1: 'exposition-key-0123456789abcdef0123456789' } } }),
+    ),
     store: { ready: true, store: async () => {} },
     encoder: { ready: true, encode: async () => Buffer.alloc(0) },
     logger: pino({ level: 'silent' }),

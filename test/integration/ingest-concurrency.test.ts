@@ -4,7 +4,7 @@ import { signBody } from '../../ingest/webhooks/signature.js';
 import { testStack } from '../helpers/stack.js';
 import { createRawTopic, type IngestUnderTest, randomPrefix, readRaw, runIngest } from './ingest-harness.js';
 
-const KEY = 'concurrency-key';
+const KEY = 'concurrency-key-0123456789abcdef0123456789';
 const COUNT = 600;
 
 describe('ingest under concurrent deliveries', () => {

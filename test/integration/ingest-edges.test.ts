@@ -12,7 +12,7 @@ import {
   runIngest,
 } from './ingest-harness.js';
 
-const KEY = 'edges-shared-key';
+const KEY = 'edges-shared-key-0123456789abcdef0123456789';
 const LIMIT = 1_048_576;
 const body = (id: string, pad = 0) =>
   JSON.stringify({

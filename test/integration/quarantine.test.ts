@@ -17,9 +17,9 @@ import { testStack } from '../helpers/stack.js';
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
 import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
 
-const OLD_KEY = 'the-key-ingest-has';
-const NEW_KEY = 'the-key-the-platform-signs-with';
-const FLOOD_KEY = 'flooded-source-key';
+const OLD_KEY = 'the-key-ingest-has-0123456789abcdef0123456789';
+const NEW_KEY = 'the-key-the-platform-signs-with-0123456789abcdef0123456789';
+const FLOOD_KEY = 'flooded-source-key-0123456789abcdef0123456789';
 /** As ingest runs during the mix-up: the platform already signs with a key it does not know. */
 const SOURCES_BEFORE = {
   energy: { keys: { k2026a: OLD_KEY } },
@@ -81,7 +81,10 @@ describe('the quarantine: a key mix-up loses nothing', () => {
     const printed: string[] = [];
     const code = await runQuarantineCommand(args, {
       stdout: { write: (text: string) => printed.push(text) },
-      env: harness.environment({ HOOKLEDGER_SOURCES: JSON.stringify(sources) }),
+      env: harness.environment({
+        HOOKLEDGER_SOURCES: JSON.stringify(sources),
+        INGEST_UNSIGNED_SOURCES: 'sandbox',
+      }),
     });
     return { code, text: printed.join('') };
   }

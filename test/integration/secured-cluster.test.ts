@@ -20,7 +20,7 @@ import { createSigningKey, startTokenEndpoint } from '../../tools/stack/token-en
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
 import { quietLogger, randomPrefix } from './processors-harness.js';
 
-const KEY = 'secured-cluster-key';
+const KEY = 'secured-cluster-key-0123456789abcdef0123456789';
 const USERS = 12;
 const bin = path.resolve(import.meta.dirname, '../../tools/cli/hookledger.js');
 

@@ -21,7 +21,7 @@ import { testStack } from '../helpers/stack.js';
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
 import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
 
-const KEY = 'simulate-e2e-key';
+const KEY = 'simulate-e2e-key-0123456789abcdef0123456789';
 
 describe('hookledger simulate against a running ingest and router', () => {
   const stack = testStack();

@@ -11,7 +11,7 @@ import { testStack } from '../helpers/stack.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(repoRoot, 'tools/cli/hookledger.js');
-const KEY = `tour-key-${randomBytes(6).toString('hex')}`;
+const KEY = `tour-key-${randomBytes(16).toString('hex')}`;
 
 async function freePort(): Promise<number> {
   const server = createServer();

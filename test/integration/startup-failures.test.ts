@@ -12,7 +12,7 @@ import { testStack } from '../helpers/stack.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(repoRoot, 'tools/cli/hookledger.js');
-const SOURCES = JSON.stringify({ it: { keys: { k1: 'startup-failures-key' } } });
+const SOURCES = JSON.stringify({ it: { keys: { k1: 'startup-failures-key-0123456789abcdef0123456789' } } });
 /**
  * "Promptly": the CLI loads its TypeScript through tsx, which alone takes seconds on a loaded
  * two-core machine; a failure that waited on a client's retries or timeouts would take far longer.

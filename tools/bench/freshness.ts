@@ -17,7 +17,7 @@ import { type Delivery, runStep, signedDelivery } from './ingest-load.js';
 import { writeSection } from './report-section.js';
 
 const COMMAND = 'npm run bench:freshness';
-const KEY = 'bench-freshness-key';
+const KEY = 'bench-freshness-key-0123456789abcdef0123456789';
 
 const { values: opts } = parseArgs({
   options: {

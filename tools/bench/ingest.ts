@@ -18,7 +18,7 @@ import { pidListeningOn, processCpuSeconds, rssMiB } from './proc-stats.js';
 import { writeSection } from './report-section.js';
 
 const COMMAND = 'npm run bench:ingest';
-const KEY = 'bench-shared-key';
+const KEY = 'bench-shared-key-0123456789abcdef0123456789';
 const RECORD_SIZE = 2_048;
 
 const { values: opts } = parseArgs({

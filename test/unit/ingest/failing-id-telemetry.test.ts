@@ -14,7 +14,7 @@ import { signBody } from '../../../ingest/webhooks/signature.js';
 import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
 import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
 
-const KEY = 'unit-key-failing-ids';
+const KEY = 'unit-key-failing-ids-0123456789abcdef0123456789';
 const SOURCES = JSON.stringify({ energy: { keys: { k1: KEY } }, sandbox: { signature: 'none' } });
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-11-23T08:00:00Z');

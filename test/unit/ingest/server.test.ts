@@ -15,7 +15,7 @@ import { parseSources } from '../../../ingest/sources.js';
 import { signBody } from '../../../ingest/webhooks/signature.js';
 import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
 
-const KEY = 'server-test-key';
+const KEY = 'server-test-key-0123456789abcdef0123456789';
 const BODY = '{"webhook":{"id":"wh_1"}}';
 const opened: Array<{ app: FastifyInstance; producer: RawProducer }> = [];
 
