@@ -82,6 +82,18 @@ const environment = z.object({
       message: `must be at least the platform's retry window (${PLATFORM_RETRY_WINDOW_MS / 3_600_000}h)`,
     }),
   /**
+   * The router dead-letters (`too-old`) a delivery received longer than this after its `webhook.date`:
+   * the platform's 72 h of retries plus 1 h of slack (its queueing, the two clocks). Never under 72 h,
+   * never over DEDUPE_WINDOW: a replay then meets either the dedupe or this limit.
+   */
+  WEBHOOK_MAX_AGE: duration('73h')
+    .default(PLATFORM_RETRY_WINDOW_MS + 3_600_000)
+    .refine((ms) => ms >= PLATFORM_RETRY_WINDOW_MS, {
+      message: `must be at least the platform's retry window (${PLATFORM_RETRY_WINDOW_MS / 3_600_000}h)`,
+    }),
+  /** …and (`from-the-future`) one whose `webhook.date` is this far after the time ingest received it. */
+  WEBHOOK_MAX_AHEAD: duration('5m').default(5 * 60_000),
+  /**
    * The zone the router reads a zone-less `webhook.date` in: `UTC` or a fixed offset, never the
    * machine's zone nor a named one (its offset moves with daylight saving), so live and replay agree.
    * Unset: such a date is dead-lettered. Minutes east of UTC.
@@ -168,6 +180,16 @@ const environment = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** Rules across variables, each reported on the variable to change. */
+const consistentEnvironment = environment.superRefine((config, ctx) => {
+  if (config.DEDUPE_WINDOW < config.WEBHOOK_MAX_AGE)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['DEDUPE_WINDOW'],
+      message: `must be at least WEBHOOK_MAX_AGE (${config.WEBHOOK_MAX_AGE / 3_600_000}h): a replay after the window would otherwise be routed again`,
+    });
+});
+
 export type Config = z.infer<typeof environment>;
 
 /** The names of the variables above (sources are read by ingest: HOOKLEDGER_SOURCES, HOOKLEDGER_SOURCES_FILE). */
@@ -181,7 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(
     Object.entries(resolveSecretFiles(env)).filter(([, v]) => v !== undefined && v !== ''),
   );
-  const result = environment.safeParse(present);
+  const result = consistentEnvironment.safeParse(present);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const variable = String(issue.path[0] ?? 'environment');
