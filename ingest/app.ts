@@ -12,21 +12,30 @@ import { webhooksPlugin } from './webhooks/plugin.js';
 import type { Quarantine } from './webhooks/quarantine.js';
 
 export interface ServerLimits {
-  /** Time allowed to receive a whole request (headers and body): bounds slow clients. */
+  /**
+   * Time allowed to receive a whole request (headers and body): bounds slow clients. The platform sends
+   * at most INGEST_BODY_LIMIT (1 MiB) and waits 30 s for the answer (docs/webhook-contract.md).
+   */
   requestTimeoutMs: number;
   /** Time allowed to receive the headers. */
   headersTimeoutMs: number;
-  /** Idle time before a kept-alive connection is closed; above a load balancer's own idle timeout. */
+  /**
+   * Idle time before a kept-alive connection is closed: short, so idle sockets do not pile up (behind a
+   * load balancer, keep its idle timeout below this one).
+   */
   keepAliveTimeoutMs: number;
   /** Larger request headers get 431. */
   maxHeaderBytes: number;
+  /** Open connections at most; more are closed as they arrive (per-IP limits belong to a proxy in front). */
+  maxConnections: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
-  requestTimeoutMs: 15_000,
-  headersTimeoutMs: 10_000,
-  keepAliveTimeoutMs: 72_000,
+  requestTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 10_000,
   maxHeaderBytes: 16_384,
+  maxConnections: 1_024,
 };
 
 export interface IngestDeps {
@@ -77,6 +86,7 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     ? Fastify({ ...options, https: { ...deps.https, ...serverOptions } })
     : Fastify({ ...options, http: serverOptions })) as unknown as FastifyInstance;
   app.server.headersTimeout = limits.headersTimeoutMs;
+  app.server.maxConnections = limits.maxConnections;
 
   // While closing, answers close their connection: a kept-alive connection that turns idle after its
   // in-flight request would otherwise hold close() open until the client lets go.

@@ -188,6 +188,12 @@ export async function startIngest({
       bodyLimit: config.INGEST_BODY_LIMIT,
       deadlineMs,
       keptQueryParameters: config.INGEST_KEPT_QUERY_PARAMETERS,
+      limits: {
+        maxConnections: config.INGEST_MAX_CONNECTIONS,
+        requestTimeoutMs: config.INGEST_REQUEST_TIMEOUT_MS,
+        headersTimeoutMs: Math.min(5_000, config.INGEST_REQUEST_TIMEOUT_MS),
+        keepAliveTimeoutMs: config.INGEST_KEEP_ALIVE_TIMEOUT_MS,
+      },
       ...(https ? { https } : {}),
       ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
     });

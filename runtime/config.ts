@@ -142,6 +142,12 @@ const environment = z.object({
     .positive()
     .max(29_000, "must stay under the platform's 30 s timeout")
     .default(10_000),
+  /** Connections ingest holds open at most (more are closed as they arrive). */
+  INGEST_MAX_CONNECTIONS: z.coerce.number().int().positive().default(1_024),
+  /** Time to receive a whole request, headers and body (slow clients are cut). */
+  INGEST_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(29_000).default(10_000),
+  /** Idle time before a kept-alive connection is closed. */
+  INGEST_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(65_000).default(10_000),
   INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(2),
   INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),

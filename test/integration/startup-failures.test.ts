@@ -246,6 +246,31 @@ describe('a start-up failure is one line, then exit, with nothing left running',
     }
   });
 
+  it('ingest refuses a weak key in one line, never showing it', async () => {
+    for (const key of ['change-me', 'a-key-of-thirty-one-bytes-12345']) {
+      const outcome = await hookledger(
+        ['ingest'],
+        await base({ HOOKLEDGER_SOURCES: JSON.stringify({ it: { keys: { k1: key } } }) }),
+      );
+      expect(oneLine(outcome)).toMatch(
+        /^hookledger: HOOKLEDGER_SOURCES: it\.keys\.k1: a key is at least 32 bytes/,
+      );
+      expect(outcome.stderr + outcome.stdout).not.toContain(key);
+      expect(outcome.code).toBe(2);
+      expect(outcome.ms).toBeLessThan(PROMPTLY_MS);
+    }
+  });
+
+  it('ingest refuses a source that takes unsigned deliveries unless INGEST_UNSIGNED_SOURCES names it', async () => {
+    const sources = JSON.stringify({ open: { signature: 'none' } });
+    const refused = await hookledger(['ingest'], await base({ HOOKLEDGER_SOURCES: sources }));
+    expect(oneLine(refused)).toMatch(
+      /^hookledger: INGEST_UNSIGNED_SOURCES: source "open" accepts unsigned deliveries/,
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.ms).toBeLessThan(PROMPTLY_MS);
+  });
+
   it('names a bad variable before start starts a stack', async () => {
     const outcome = await hookledger(
       ['start', '--state-dir', stateDir],
