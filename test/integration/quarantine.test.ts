@@ -32,12 +32,15 @@ const SOURCES_AFTER = { ...SOURCES_BEFORE, energy: { keys: { k2026a: OLD_KEY, k2
 /** 0.5 requests/s with a minute's burst: 30 requests per source, then about one every 2 s. */
 const BURST = 30;
 
+/** Dated minutes ago, as the platform's deliveries of this key mix-up are: the router checks their age. */
+const DATED_FROM = Date.now() - 10 * 60_000;
+
 function userAdded(n: number): string {
   return JSON.stringify({
     webhook: {
       id: `wh_q${n}`,
       trigger: 'UserAdded',
-      date: `2026-11-20T12:00:${String(n).padStart(2, '0')}Z`,
+      date: new Date(DATED_FROM + n * 1_000).toISOString(),
     },
     query: {
       api: 'https://api.platform.example/v1/graphql',
