@@ -12,6 +12,7 @@ import type { RawRecord } from '../producer/port.js';
 import type { Source } from '../sources.js';
 import { buildEnvelope, envelopeHeaders, KEPT_HEADERS } from './envelope.js';
 import { extract } from './extract.js';
+import { keptId } from './failing-ids.js';
 import type { QuarantineBound } from './quarantine-bound.js';
 
 /** A request refused by the signature check, as the route knows it. */
@@ -113,7 +114,8 @@ export function createQuarantine({
       log.warn(
         {
           source: record.source,
-          webhookId: record.webhookId,
+          // The sender's choice, unverified: a long one is logged by its digest.
+          webhookId: keptId(record.webhookId),
           ingestId: record.ingestId,
           reason: (error as Error).message,
         },
