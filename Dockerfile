@@ -1,6 +1,9 @@
 # hookledger's production image: compiled JavaScript on a current Node LTS, run as a non-root user.
 # Build: docker build -t hookledger .   Run: docker run hookledger ingest   (or: topics, process, …)
-FROM node:24-bookworm-slim AS build
+# The base image is pinned by digest (node 24.18.0 on Debian bookworm, slim), so a rebuild gets the
+# same bytes; update both together: `docker buildx imagetools inspect node:24-bookworm-slim`.
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+FROM ${NODE_IMAGE} AS build
 # The Kafka client (librdkafka) is built here when its prebuilt binary cannot be downloaded; linked
 # against Debian's OpenSSL, zlib and libcurl (OAUTHBEARER's OIDC token fetch), which the runtime image
 # has as shared libraries.
@@ -17,9 +20,11 @@ COPY schemas schemas
 COPY ingest ingest
 COPY processors processors
 COPY tools tools
-RUN npm run build && npm prune --omit=dev
+# What ships is what runs: no dev tools, and none of the optional packages the CLI uses on a developer's
+# machine only (testcontainers for a Docker stack, tsx to run the sources).
+RUN npm run build && npm prune --omit=dev --omit=optional
 
-FROM node:24-bookworm-slim
+FROM ${NODE_IMAGE}
 RUN apt-get update && apt-get install -y --no-install-recommends libssl3 zlib1g libcurl4 && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 WORKDIR /app
@@ -27,6 +32,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
+# 8080: webhooks. The ops port (INGEST_OPS_PORT 9091: /healthz, /readyz, /metrics) listens on the
+# loopback unless INGEST_OPS_HOST says otherwise (in Kubernetes: 0.0.0.0, with no Service port for it).
 EXPOSE 8080
 ENTRYPOINT ["node", "dist/tools/cli/main.js"]
 CMD ["ingest"]

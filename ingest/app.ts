@@ -1,10 +1,9 @@
 // The ingest HTTP app: built from its dependencies, never listening (main.ts and tests decide that).
+// It serves the webhook route only; /healthz, /readyz and /metrics are on the ops app (ops-app.ts).
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Logger } from '../runtime/log.js';
 import { createIngestMetrics, type IngestMetrics } from './metrics.js';
-import { healthPlugin } from './plugins/health.js';
-import { metricsPlugin } from './plugins/metrics.js';
 import type { EnvelopeEncoder } from './producer/encoder.js';
 import type { RawStore } from './producer/port.js';
 import type { Sources } from './sources.js';
@@ -13,21 +12,30 @@ import { webhooksPlugin } from './webhooks/plugin.js';
 import type { Quarantine } from './webhooks/quarantine.js';
 
 export interface ServerLimits {
-  /** Time allowed to receive a whole request (headers and body): bounds slow clients. */
+  /**
+   * Time allowed to receive a whole request (headers and body): bounds slow clients. The platform sends
+   * at most INGEST_BODY_LIMIT (1 MiB) and waits 30 s for the answer (docs/webhook-contract.md).
+   */
   requestTimeoutMs: number;
   /** Time allowed to receive the headers. */
   headersTimeoutMs: number;
-  /** Idle time before a kept-alive connection is closed; above a load balancer's own idle timeout. */
+  /**
+   * Idle time before a kept-alive connection is closed: short, so idle sockets do not pile up (behind a
+   * load balancer, keep its idle timeout below this one).
+   */
   keepAliveTimeoutMs: number;
   /** Larger request headers get 431. */
   maxHeaderBytes: number;
+  /** Open connections at most; more are closed as they arrive (per-IP limits belong to a proxy in front). */
+  maxConnections: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
-  requestTimeoutMs: 15_000,
-  headersTimeoutMs: 10_000,
-  keepAliveTimeoutMs: 72_000,
+  requestTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 10_000,
   maxHeaderBytes: 16_384,
+  maxConnections: 1_024,
 };
 
 export interface IngestDeps {
@@ -47,8 +55,8 @@ export interface IngestDeps {
   quarantine?: Quarantine;
   /** The webhook ids answered with anything but 200 (tests pass one with their own clock). */
   failingIds?: FailingIds;
-  /** True once a drain before stopping began: /readyz fails while requests are still served. */
-  draining?: () => boolean;
+  /** INGEST_KEPT_QUERY_PARAMETERS: the query parameters whose values records keep. */
+  keptQueryParameters?: ReadonlySet<string>;
 }
 
 export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
@@ -78,6 +86,7 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     ? Fastify({ ...options, https: { ...deps.https, ...serverOptions } })
     : Fastify({ ...options, http: serverOptions })) as unknown as FastifyInstance;
   app.server.headersTimeout = limits.headersTimeoutMs;
+  app.server.maxConnections = limits.maxConnections;
 
   // While closing, answers close their connection: a kept-alive connection that turns idle after its
   // in-flight request would otherwise hold close() open until the client lets go.
@@ -89,11 +98,6 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     if (closing) reply.header('connection', 'close');
   });
 
-  await app.register(healthPlugin, {
-    checks: { producer: () => deps.store.ready, schema: () => deps.encoder.ready },
-    ...(deps.draining ? { draining: deps.draining } : {}),
-  });
-  await app.register(metricsPlugin, { metrics });
   await app.register(webhooksPlugin, {
     sources: deps.sources,
     store: deps.store,
@@ -102,6 +106,7 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     bodyLimit,
     quarantine: deps.quarantine,
     failingIds: deps.failingIds,
+    keptQueryParameters: deps.keptQueryParameters,
   });
   return app;
 }

@@ -6,17 +6,14 @@ import createError from '@fastify/error';
 /** Seconds the platform is asked to wait before retrying a 503 (it retries for 72 h whatever we say). */
 export const RETRY_AFTER_SECONDS = 5;
 
-export const INGEST_ERR_UNKNOWN_SOURCE = createError(
-  'INGEST_ERR_UNKNOWN_SOURCE',
-  'Unknown source',
-  404,
-  Error,
-  false,
-);
-
-export const INGEST_ERR_SIGNATURE = createError<'INGEST_ERR_SIGNATURE', 401, [string]>(
+/**
+ * Every refusal of who sent a request: an unknown source, a missing, malformed or wrong signature.
+ * One answer for all, so a client learns neither which source names exist nor which check failed
+ * (the reason is in the metrics: hookledger_ingest_signature_failures_total).
+ */
+export const INGEST_ERR_SIGNATURE = createError(
   'INGEST_ERR_SIGNATURE',
-  'Signature check failed: %s',
+  'Signature check failed',
   401,
   Error,
   false,

@@ -23,6 +23,7 @@ import {
 import { buildApp } from './app.js';
 import { createDrain } from './drain.js';
 import { createIngestMetrics, type IngestMetrics } from './metrics.js';
+import { buildOpsApp } from './ops-app.js';
 import { RegistryEncoder } from './producer/encoder.js';
 import { kafkaProbe, kafkaProducerConnector } from './producer/kafka-producer.js';
 import { quarantineTopicExists, startQuarantine } from './producer/quarantine-producer.js';
@@ -42,6 +43,8 @@ export interface RunningIngest {
   app: FastifyInstance;
   /** http(s)://host:port the server listens on. */
   url: string;
+  /** http://host:port of /healthz, /readyz and /metrics (INGEST_OPS_HOST, INGEST_OPS_PORT). */
+  opsUrl: string;
   producer: RawProducer;
   encoder: RegistryEncoder;
   /** Its counters, for a status line (`hookledger start`). */
@@ -94,8 +97,19 @@ export async function startIngest({
     hostVariable: 'INGEST_HOST',
     portVariable: 'INGEST_PORT',
   };
+  const opsAt: ListenTarget = {
+    host: config.INGEST_OPS_HOST,
+    port: config.INGEST_OPS_PORT,
+    hostVariable: 'INGEST_OPS_HOST',
+    portVariable: 'INGEST_OPS_PORT',
+  };
+  if (opsAt.port !== 0 && opsAt.port === listenAt.port)
+    throw new ConfigError(
+      `INGEST_OPS_PORT: must differ from INGEST_PORT (${listenAt.port}): operations stay off the webhook port`,
+    );
   // A port in use is said before any client starts; listen() below still says it if taken meanwhile.
   await assertPortFree(listenAt);
+  await assertPortFree(opsAt);
   // Out of reach: one line now, rather than a service that retries in the background and never gets ready.
   await checkAll([
     assertBrokersReachable(config.KAFKA_BROKERS),
@@ -153,10 +167,14 @@ export async function startIngest({
   const drain = createDrain({ delayMs: config.INGEST_DRAIN_DELAY_MS, logger });
 
   let app: FastifyInstance | undefined;
+  let ops: FastifyInstance | undefined;
+  let accepting = true;
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      accepting = false;
       await app?.close();
+      await ops?.close();
       await producer.close();
       await quarantine?.close();
       encoder.stop();
@@ -176,20 +194,42 @@ export async function startIngest({
       metrics,
       bodyLimit: config.INGEST_BODY_LIMIT,
       deadlineMs,
-      draining: () => drain.draining,
+      keptQueryParameters: config.INGEST_KEPT_QUERY_PARAMETERS,
+      limits: {
+        maxConnections: config.INGEST_MAX_CONNECTIONS,
+        requestTimeoutMs: config.INGEST_REQUEST_TIMEOUT_MS,
+        headersTimeoutMs: Math.min(5_000, config.INGEST_REQUEST_TIMEOUT_MS),
+        keepAliveTimeoutMs: config.INGEST_KEEP_ALIVE_TIMEOUT_MS,
+      },
       ...(https ? { https } : {}),
       ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
     });
+    ops = await buildOpsApp({
+      store: producer,
+      encoder,
+      metrics,
+      logger,
+      accepting: () => accepting,
+      draining: () => drain.draining,
+    });
+    const opsUrl = await ops.listen({ host: config.INGEST_OPS_HOST, port: config.INGEST_OPS_PORT });
     const address = await app.listen({ host: config.INGEST_HOST, port: config.INGEST_PORT });
     logger.info(
-      { address, rawTopic, sources: [...sources.keys()], bodyLimit: config.INGEST_BODY_LIMIT, deadlineMs },
+      {
+        address,
+        ops: opsUrl,
+        rawTopic,
+        sources: [...sources.keys()],
+        bodyLimit: config.INGEST_BODY_LIMIT,
+        deadlineMs,
+      },
       'ingest listening',
     );
-    return { app, url: address, producer, encoder, metrics, drain: () => drain.begin(), close };
+    return { app, url: address, opsUrl, producer, encoder, metrics, drain: () => drain.begin(), close };
   } catch (error) {
     // Nothing of a failed start may stay: the producer's reconnect loop alone keeps a process running.
     await close();
-    throw listenFailure(error, listenAt);
+    throw listenFailure(error, ops?.server.listening ? listenAt : opsAt);
   }
 }
 

@@ -10,7 +10,7 @@ export interface IngestMetrics {
   signatureFailures: Counter<'source' | 'reason'>;
   /** Refused requests kept in webhooks.quarantine (acknowledged), by source. */
   quarantined: Counter<'source'>;
-  /** Refused requests not kept: over-rate / over-bytes (the source's bound) or not-stored (Kafka). */
+  /** Refused requests not kept: unverifiable (no signature to match), over-rate / over-bytes (the source's bound), over-total (all sources'), not-stored (Kafka). */
   quarantineDropped: Counter<'source' | 'reason'>;
   requestSeconds: Histogram<'source' | 'status'>;
   inFlight: Gauge<'source'>;
@@ -35,7 +35,7 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
   });
   const signatureFailures = new Counter({
     name: 'hookledger_ingest_signature_failures_total',
-    help: 'Requests refused by the signature check, by reason (missing, algorithm, malformed, mismatch).',
+    help: 'Requests refused by the signature check, by reason (missing, algorithm, malformed, mismatch; unknown-source under source="(unknown)").',
     labelNames: ['source', 'reason'] as const,
     registers,
   });
@@ -47,7 +47,7 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
   });
   const quarantineDropped = new Counter({
     name: 'hookledger_ingest_quarantine_dropped_total',
-    help: 'Requests refused by the signature check and not kept, by source and reason (over-rate, over-bytes: the bound; not-stored: Kafka).',
+    help: 'Requests refused by the signature check and not kept, by source and reason (unverifiable: a missing, malformed or other-algorithm signature; over-rate, over-bytes: the source bound; over-total: all sources; not-stored: Kafka).',
     labelNames: ['source', 'reason'] as const,
     registers,
   });

@@ -6,6 +6,31 @@ import { ConfigError } from '../runtime/config.js';
 /** A source name is a URL path segment and a metric label; a key id lands in records and metrics. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/**
+ * A shared key shorter than this is refused: RFC 2104 strongly discourages HMAC keys shorter than the
+ * hash's output, 20 bytes for SHA-1. Not more: the key is agreed with the platform at provisioning, and
+ * a platform's 20-byte key (the contract's sample deliveries are signed with one) must keep working.
+ * `openssl rand -hex 32` makes a better one.
+ */
+export const MIN_KEY_BYTES = 20;
+
+/** Texts of example configurations (docker-compose's `change-me`, …): a key containing one is refused. */
+const PLACEHOLDERS =
+  /change-?me|replace-?me|your-?(shared-?)?(key|secret)|example|placeholder|<key>|xxxxxxxx/i;
+
+/** Why a key is refused, without repeating it (the message goes to logs and terminals); undefined: accepted. */
+export function weakKey(key: string): string | undefined {
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes < MIN_KEY_BYTES)
+    return `a key is at least ${MIN_KEY_BYTES} bytes (this one has ${bytes}); generate one with \`openssl rand -hex 32\``;
+  if (PLACEHOLDERS.test(key) || new Set(key).size < 8)
+    return 'this key is a placeholder, not a secret; generate one with `openssl rand -hex 32`';
+  return undefined;
+}
+
+/** The variable that lists, by name, the sources allowed to take unsigned deliveries. */
+export const UNSIGNED_OPT_IN = 'INGEST_UNSIGNED_SOURCES';
+
 const sourceSchema = z
   .strictObject({
     signature: z.enum(['required', 'none']).default('required'),
@@ -13,7 +38,13 @@ const sourceSchema = z
       .record(
         z.string().regex(NAME, 'a key id is 1-64 letters, digits, ".", "_" or "-"'),
         // The message must never echo the key itself.
-        z.string({ error: 'a key is a non-empty string' }).min(1, 'a key is a non-empty string'),
+        z
+          .string({ error: 'a key is a non-empty string' })
+          .min(1, 'a key is a non-empty string')
+          .superRefine((key, ctx) => {
+            const weak = weakKey(key);
+            if (weak !== undefined) ctx.addIssue({ code: 'custom', message: weak });
+          }),
       )
       .default({}),
   })
@@ -77,8 +108,28 @@ export function parseSources(json: string, variable = 'HOOKLEDGER_SOURCES'): Sou
   return sources;
 }
 
-/** Reads the sources from HOOKLEDGER_SOURCES, or from the file HOOKLEDGER_SOURCES_FILE names (secrets mounts). */
+/**
+ * Reads the sources from HOOKLEDGER_SOURCES, or from the file HOOKLEDGER_SOURCES_FILE names (secrets
+ * mounts). A source declared `"signature": "none"` must also be named in INGEST_UNSIGNED_SOURCES: an
+ * insecure source is a decision made twice, never a typo or a copied example.
+ */
 export function loadSources(env: NodeJS.ProcessEnv = process.env): Sources {
+  const sources = readSources(env);
+  const allowed = new Set(
+    (env[UNSIGNED_OPT_IN] ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+  );
+  const refused = insecureSources(sources).filter((name) => !allowed.has(name));
+  if (refused.length > 0)
+    throw new ConfigError(
+      `${UNSIGNED_OPT_IN}: source ${refused.map((n) => JSON.stringify(n)).join(', ')} accepts unsigned deliveries ("signature": "none"); name it in ${UNSIGNED_OPT_IN} to allow that, or give it keys`,
+    );
+  return sources;
+}
+
+function readSources(env: NodeJS.ProcessEnv): Sources {
   const inline = env.HOOKLEDGER_SOURCES;
   const file = env.HOOKLEDGER_SOURCES_FILE;
   if (inline && file) {

@@ -89,6 +89,18 @@ const environment = z.object({
       message: `must be at least the platform's retry window (${PLATFORM_RETRY_WINDOW_MS / 3_600_000}h)`,
     }),
   /**
+   * The router dead-letters (`too-old`) a delivery received longer than this after its `webhook.date`:
+   * the platform's 72 h of retries plus 1 h of slack (its queueing, the two clocks). Never under 72 h,
+   * never over DEDUPE_WINDOW: a replay then meets either the dedupe or this limit.
+   */
+  WEBHOOK_MAX_AGE: duration('73h')
+    .default(PLATFORM_RETRY_WINDOW_MS + 3_600_000)
+    .refine((ms) => ms >= PLATFORM_RETRY_WINDOW_MS, {
+      message: `must be at least the platform's retry window (${PLATFORM_RETRY_WINDOW_MS / 3_600_000}h)`,
+    }),
+  /** …and (`from-the-future`) one whose `webhook.date` is this far after the time ingest received it. */
+  WEBHOOK_MAX_AHEAD: duration('5m').default(5 * 60_000),
+  /**
    * The zone the router reads a zone-less `webhook.date` in: `UTC` or a fixed offset, never the
    * machine's zone nor a named one (its offset moves with daylight saving), so live and replay agree.
    * Unset: such a date is dead-lettered. Minutes east of UTC.
@@ -104,8 +116,32 @@ const environment = z.object({
       return minutes;
     })
     .optional(),
+  /** Comma-separated names of the sources allowed `"signature": "none"` (ingest/sources.ts refuses the others). */
+  INGEST_UNSIGNED_SOURCES: z.string().optional(),
+  /**
+   * Query parameters whose values a record keeps, comma-separated (matched lower-case); every other
+   * value is stored as `***`: a URL may carry a token, and webhooks.raw keeps records for ever.
+   */
+  INGEST_KEPT_QUERY_PARAMETERS: z
+    .string()
+    .default('')
+    .transform(
+      (text) =>
+        new Set(
+          text
+            .split(',')
+            .map((name) => name.trim().toLowerCase())
+            .filter(Boolean),
+        ) as ReadonlySet<string>,
+    ),
   INGEST_HOST: z.string().min(1).default('0.0.0.0'),
   INGEST_PORT: port.default(8080),
+  /**
+   * Ingest's /healthz, /readyz and /metrics: a port of their own, on the loopback unless told otherwise
+   * (in Kubernetes, the pod's address: `0.0.0.0` with no Service or Ingress route to the port).
+   */
+  INGEST_OPS_HOST: z.string().min(1).default('127.0.0.1'),
+  INGEST_OPS_PORT: port.default(9091),
   INGEST_BODY_LIMIT: bytes.default(1_048_576),
   INGEST_DEADLINE_MS: z.coerce
     .number()
@@ -118,6 +154,12 @@ const environment = z.object({
    * balancers and Kubernetes endpoints stop sending meanwhile, so a rolling update refuses no webhook.
    */
   INGEST_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(120_000).default(5_000),
+  /** Connections ingest holds open at most (more are closed as they arrive). */
+  INGEST_MAX_CONNECTIONS: z.coerce.number().int().positive().default(1_024),
+  /** Time to receive a whole request, headers and body (slow clients are cut). */
+  INGEST_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(29_000).default(10_000),
+  /** Idle time before a kept-alive connection is closed. */
+  INGEST_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(65_000).default(10_000),
   INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(2),
   INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),
@@ -127,6 +169,10 @@ const environment = z.object({
   INGEST_QUARANTINE_PER_SECOND: z.coerce.number().positive().default(10),
   /** Per source and ingest instance: quarantined bytes per second (bursts up to a minute's worth). */
   INGEST_QUARANTINE_BYTES_PER_SECOND: bytes.default(32_768),
+  /** All sources together, per ingest instance: quarantined requests per second (bursts up to a minute's worth). */
+  INGEST_QUARANTINE_TOTAL_PER_SECOND: z.coerce.number().positive().default(20),
+  /** All sources together, per ingest instance: quarantined bytes per second (bursts up to a minute's worth). */
+  INGEST_QUARANTINE_TOTAL_BYTES_PER_SECOND: bytes.default(65_536),
   /** How long webhooks.quarantine keeps a request (`hookledger topics` sets it on the topic). */
   QUARANTINE_RETENTION: duration('7d or 72h').default(7 * 86_400_000),
   INGEST_TLS_CERT_FILE: z.string().optional(),
@@ -152,6 +198,16 @@ const environment = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** Rules across variables, each reported on the variable to change. */
+const consistentEnvironment = environment.superRefine((config, ctx) => {
+  if (config.DEDUPE_WINDOW < config.WEBHOOK_MAX_AGE)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['DEDUPE_WINDOW'],
+      message: `must be at least WEBHOOK_MAX_AGE (${config.WEBHOOK_MAX_AGE / 3_600_000}h): a replay after the window would otherwise be routed again`,
+    });
+});
+
 export type Config = z.infer<typeof environment>;
 
 /** The names of the variables above (sources are read by ingest: HOOKLEDGER_SOURCES, HOOKLEDGER_SOURCES_FILE). */
@@ -165,7 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(
     Object.entries(resolveSecretFiles(env)).filter(([, v]) => v !== undefined && v !== ''),
   );
-  const result = environment.safeParse(present);
+  const result = consistentEnvironment.safeParse(present);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const variable = String(issue.path[0] ?? 'environment');

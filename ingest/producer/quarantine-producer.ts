@@ -96,6 +96,10 @@ export function startQuarantine({
     bound: new QuarantineBound({
       requestsPerSecond: config.INGEST_QUARANTINE_PER_SECOND,
       bytesPerSecond: config.INGEST_QUARANTINE_BYTES_PER_SECOND,
+      total: {
+        requestsPerSecond: config.INGEST_QUARANTINE_TOTAL_PER_SECOND,
+        bytesPerSecond: config.INGEST_QUARANTINE_TOTAL_BYTES_PER_SECOND,
+      },
     }),
     encode: (record) => encoder.encode(record),
     store: (record) => producer.store(record),

@@ -3,36 +3,42 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Extracted } from './extract.js';
 
-/** Headers that describe the delivery and are always kept when present. */
-const KEPT = new Set(['content-type', 'content-length', 'content-encoding', 'user-agent', 'accept']);
-
 /**
- * Other `x-` headers are kept too (the platform may add its own), except anything that looks like a
- * credential: a record lives forever in webhooks.raw. Hop-by-hop headers, cookies and authorization
- * never match either rule.
+ * The headers a record keeps: an allow-list, because a record lives for ever in webhooks.raw and
+ * anything else a client or proxy adds (cookies, `x-access-key`, tracing ids) may be a credential.
+ * The contract's own headers (docs/webhook-contract.md) and what describes the bytes; never
+ * `x-signature`: a reader of webhooks.raw could replay a signed delivery with it (the quarantine keeps
+ * it, where promote verifies it again).
  */
-const SECRET_LOOKING = /auth|token|secret|cookie|session|passw|api-?key|credential/;
+export const KEPT_HEADERS: ReadonlySet<string> = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'user-agent',
+  'accept',
+]);
+
+/** A kept header's value is cut to this many characters: a record's headers stay small whatever is sent. */
+export const MAX_HEADER_VALUE_CHARS = 512;
 
 export function keepHeader(name: string): boolean {
-  if (KEPT.has(name)) return true;
-  return name.startsWith('x-') && !SECRET_LOOKING.test(name);
+  return KEPT_HEADERS.has(name);
 }
 
 /** Node gives header names in lower case already; repeated headers are joined as HTTP allows. */
-export function envelopeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || !keepHeader(name)) continue;
-    kept[name] = Array.isArray(value) ? value.join(', ') : value;
+export function envelopeHeaders(
+  headers: IncomingHttpHeaders,
+  kept: ReadonlySet<string> = KEPT_HEADERS,
+): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const name of kept) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    const text = Array.isArray(value) ? value.join(', ') : value;
+    result[name] = text.length > MAX_HEADER_VALUE_CHARS ? text.slice(0, MAX_HEADER_VALUE_CHARS) : text;
   }
-  return kept;
+  return result;
 }
-
-/**
- * Query parameters whose value is masked: senders put tokens in URLs too (`?token=…`, `?api_key=…`,
- * `?sig=…`), and a record lives forever in webhooks.raw. Matched against the decoded, lower-cased name.
- */
-const SECRET_LOOKING_PARAMETER = /auth|token|secret|signature|^sig$|passw|pwd|key|credential|session|cookie/;
 
 export const MASKED = '***';
 
@@ -45,10 +51,12 @@ function decodedName(name: string): string {
 }
 
 /**
- * The query string without its `?`, or null when the URL has none. Every parameter is kept as sent,
- * in its order, except that a credential-looking one keeps its name and loses its value.
+ * The query string without its `?`, or null when the URL has none. Every parameter keeps its name and
+ * order; its value is kept only when its (decoded, lower-cased) name is in `kept`
+ * (INGEST_KEPT_QUERY_PARAMETERS), else masked: senders put tokens in URLs (`?token=`, `?pass=`), and
+ * a record lives for ever in webhooks.raw.
  */
-export function queryString(url: string): string | null {
+export function queryString(url: string, kept: ReadonlySet<string> = new Set()): string | null {
   const at = url.indexOf('?');
   if (at < 0 || at === url.length - 1) return null;
   return url
@@ -57,7 +65,7 @@ export function queryString(url: string): string | null {
     .map((parameter) => {
       const equals = parameter.indexOf('=');
       const name = equals < 0 ? parameter : parameter.slice(0, equals);
-      if (equals < 0 || !SECRET_LOOKING_PARAMETER.test(decodedName(name))) return parameter;
+      if (equals < 0 || kept.has(decodedName(name))) return parameter;
       return `${name}=${MASKED}`;
     })
     .join('&');
@@ -67,7 +75,8 @@ export function buildEnvelope(input: {
   source: string;
   body: Buffer;
   headers: IncomingHttpHeaders;
-  url: string;
+  /** The masked query string (queryString()). */
+  query: string | null;
   extracted: Extracted;
   verifiedKeyId: string | null;
   receivedAt: number;
@@ -81,7 +90,7 @@ export function buildEnvelope(input: {
     receivedAt: input.receivedAt,
     body: input.body,
     headers: envelopeHeaders(input.headers),
-    query: queryString(input.url),
+    query: input.query,
     verifiedKeyId: input.verifiedKeyId,
     ingestId: input.ingestId,
   };

@@ -1,8 +1,9 @@
 // Wires the failing-id list (failing-ids.ts) into the webhook route: what each answer does to it, its
 // Prometheus series on ingest's /metrics, and its log lines (a long-failing id, a stored one, a give-up).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// Only deliveries that passed the signature check are tracked: a refused request's body is the
+// sender's choice, never parsed, never remembered (refusals are counted by reason in the metrics).
+import type { FastifyInstance } from 'fastify';
 import { Gauge, Histogram, type Registry } from 'prom-client';
-import { extract } from './extract.js';
 import type { FailingId, FailingIds } from './failing-ids.js';
 
 export interface FailingIdTelemetryOptions {
@@ -82,8 +83,8 @@ export function watchFailingIds(
 
   app.addHook('onResponse', async (request, reply) => {
     const source = request.delivery?.source?.name;
-    const webhookId = source === undefined ? undefined : webhookIdOf(request);
-    // No source (404) or no body read (413, a refusal before the body): nothing names the delivery.
+    // Set by the route once the signature verified: a refusal (401, 413, an unknown source) names nothing.
+    const webhookId = request.delivery?.webhookId;
     if (source === undefined || webhookId === undefined) return;
     if (reply.statusCode === 200) {
       const was = failingIds.stored(source, webhookId);
@@ -101,12 +102,6 @@ export function watchFailingIds(
   const timer = setInterval(sweep, sweepEveryMs);
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));
-}
-
-/** The id as ingest keys it: the route's (webhook.id, else the body's sha1), or read from the body of an early refusal (401). */
-function webhookIdOf(request: FastifyRequest): string | undefined {
-  if (request.delivery?.webhookId !== undefined) return request.delivery.webhookId;
-  return Buffer.isBuffer(request.body) ? extract(request.body).webhookId : undefined;
 }
 
 /** A log line's fields for an id: never the body, only what identifies it and how long it has failed. */

@@ -1,11 +1,22 @@
 // The webhook ids ingest answered with anything but 200 and has not stored since: which deliveries the
 // platform is retrying, and how close each is to its give-up 72 hours after the first failure.
-// Pure and bounded: the clock is injected, and past `maxIds` the least recently failed id is evicted.
+// Pure and bounded: the clock is injected, past `maxIds` the least recently failed id is evicted, and
+// an id longer than MAX_KEPT_ID_CHARS is kept (and logged) as its digest.
+import { createHash } from 'node:crypto';
 
 const HOUR = 3_600_000;
 
 /** The platform retries a non-200 delivery for 72 hours, then drops it (docs/webhook-contract.md). */
 export const PLATFORM_RETRY_WINDOW_MS = 72 * HOUR;
+
+/** Longer ids are held as `sha256:<hex>`: the list's memory and its log lines stay bounded per entry. */
+export const MAX_KEPT_ID_CHARS = 256;
+
+/** The id as the list holds it: itself when short enough, else its digest. */
+export function keptId(webhookId: string): string {
+  if (webhookId.length <= MAX_KEPT_ID_CHARS) return webhookId;
+  return `sha256:${createHash('sha256').update(webhookId).digest('hex')}`;
+}
 
 export interface FailingId {
   readonly source: string;
@@ -78,12 +89,13 @@ export class FailingIds {
   }
 
   get(source: string, webhookId: string): FailingId | undefined {
-    return this.#ids.get(keyOf(source, webhookId));
+    return this.#ids.get(keyOf(source, keptId(webhookId)));
   }
 
   /** Records a non-200 answer for an id. */
-  failed(source: string, webhookId: string, status: number): Failure {
+  failed(source: string, id: string, status: number): Failure {
     const now = this.#now();
+    const webhookId = keptId(id);
     const key = keyOf(source, webhookId);
     const known = this.#ids.get(key);
     this.#ids.delete(key);
@@ -113,7 +125,7 @@ export class FailingIds {
 
   /** Forgets an id once it is stored (200); returns what it had, if it was failing. */
   stored(source: string, webhookId: string): FailingId | undefined {
-    const key = keyOf(source, webhookId);
+    const key = keyOf(source, keptId(webhookId));
     const known = this.#ids.get(key);
     if (known !== undefined) this.#ids.delete(key);
     return known;

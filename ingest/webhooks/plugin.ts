@@ -1,20 +1,15 @@
 // POST /webhooks/:source — raw bytes in, signature checked, envelope stored in Kafka, then 200.
 // Encapsulated: its raw-body parser and error handler apply to this route only.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  INGEST_ERR_BODY_TOO_LARGE,
-  INGEST_ERR_SIGNATURE,
-  INGEST_ERR_UNKNOWN_SOURCE,
-  RETRY_AFTER_SECONDS,
-} from '../errors.js';
+import { INGEST_ERR_BODY_TOO_LARGE, INGEST_ERR_SIGNATURE, RETRY_AFTER_SECONDS } from '../errors.js';
 import type { IngestMetrics } from '../metrics.js';
 import type { EnvelopeEncoder } from '../producer/encoder.js';
 import type { RawStore } from '../producer/port.js';
 import type { Source, Sources } from '../sources.js';
-import { buildEnvelope } from './envelope.js';
+import { buildEnvelope, queryString } from './envelope.js';
 import { extract } from './extract.js';
 import { watchFailingIds } from './failing-id-telemetry.js';
-import { FailingIds } from './failing-ids.js';
+import { FailingIds, keptId } from './failing-ids.js';
 import type { Quarantine } from './quarantine.js';
 import { verifySignature } from './signature.js';
 
@@ -27,7 +22,9 @@ export interface WebhooksOptions {
   /** Keeps what a signed source refuses (webhooks.quarantine); absent: INGEST_QUARANTINE=false. */
   quarantine?: Quarantine | undefined;
   /** The ids answered with anything but 200 (a list of its own by default; tests pass one with a clock). */
-  failingIds?: FailingIds;
+  failingIds?: FailingIds | undefined;
+  /** Query parameters whose values records keep (INGEST_KEPT_QUERY_PARAMETERS); every other value is masked. */
+  keptQueryParameters?: ReadonlySet<string> | undefined;
 }
 
 /** What this route learns about a request before its handler runs. */
@@ -57,9 +54,12 @@ export function isValidMediaType(header: string): boolean {
 /** Unknown sources share one label: a path segment must not create metric series. */
 const UNKNOWN_SOURCE_LABEL = '(unknown)';
 const EMPTY = Buffer.alloc(0);
+/** Checked against for an unknown source, so its refusal costs what a known source's does. */
+const NO_KEYS: ReadonlyMap<string, Buffer> = new Map([['none', Buffer.alloc(32)]]);
 
 export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, options) => {
   const { sources, store, encoder, metrics, bodyLimit } = options;
+  const keptQuery = options.keptQueryParameters ?? new Set<string>();
 
   // Raw bytes for every content type, so no 415 ever reaches the platform and the signature is
   // checked over exactly what was sent. The limit is enforced while reading (413).
@@ -77,11 +77,11 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
     sources: sources.keys(),
   });
 
-  // Before the body is read: an unknown source is refused without reading it.
+  // An unknown source is read and refused like a known one whose signature fails (same limit, same
+  // 401): no answer confirms which source names exist.
   app.addHook('onRequest', async (request: FastifyRequest<{ Params: { source: string } }>) => {
     const source = sources.get(request.params.source);
     request.delivery = { source, receivedAt: Date.now(), webhookId: undefined };
-    if (!source) throw new INGEST_ERR_UNKNOWN_SOURCE();
     // An empty or malformed Content-Type would get fastify's own 415 before any parser runs: let the
     // catch-all parser take it instead. The envelope keeps the header as sent (request.raw.headers).
     const type = request.headers['content-type'];
@@ -99,7 +99,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
     const line = {
       source,
       status: reply.statusCode,
-      webhookId: request.delivery?.webhookId,
+      webhookId: request.delivery?.webhookId === undefined ? undefined : keptId(request.delivery.webhookId),
       ms: reply.elapsedTime,
     };
     request.log.debug(line, reply.statusCode === 200 ? 'stored' : 'refused');
@@ -109,8 +109,14 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
 
   app.post<{ Params: { source: string } }>('/webhooks/:source', { bodyLimit }, async (request, reply) => {
     const delivery = request.delivery!;
-    const source = delivery.source!;
     const body = Buffer.isBuffer(request.body) ? request.body : EMPTY;
+    const source = delivery.source;
+    const query = queryString(request.url, keptQuery);
+    if (source === undefined) {
+      verifySignature(body, request.headers['x-signature'], NO_KEYS);
+      metrics.signatureFailures.inc({ source: UNKNOWN_SOURCE_LABEL, reason: 'unknown-source' });
+      throw new INGEST_ERR_SIGNATURE();
+    }
 
     let verifiedKeyId: string | null = null;
     if (source.signature === 'required') {
@@ -121,12 +127,12 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
           source,
           body,
           headers: request.raw.headers,
-          url: request.url,
+          query,
           receivedAt: delivery.receivedAt,
           ingestId: request.id,
           reason: check.reason,
         });
-        throw new INGEST_ERR_SIGNATURE(check.reason);
+        throw new INGEST_ERR_SIGNATURE();
       }
       verifiedKeyId = check.keyId;
     }
@@ -137,7 +143,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
       source: source.name,
       body,
       headers: request.raw.headers,
-      url: request.url,
+      query,
       extracted,
       verifiedKeyId,
       receivedAt: delivery.receivedAt,

@@ -20,6 +20,13 @@ export const DLQ_REASONS = [
   'webhook-date-missing',
   /** Not an ISO 8601 date-time with a zone. */
   'webhook-date-invalid',
+  /**
+   * `receivedAt − webhook.date` over WEBHOOK_MAX_AGE (the platform's 72 h of retries plus slack): a
+   * replay of a captured delivery, or one the platform no longer sends. Redrivable by an operator.
+   */
+  'too-old',
+  /** `webhook.date` more than WEBHOOK_MAX_AHEAD after `receivedAt`. Redrivable by an operator. */
+  'from-the-future',
   /** `query` present but not the contract's shape (e.g. `variables` not an object). */
   'query-invalid',
   /** A non-empty GraphQL `errors` array, whatever `data` holds. */

@@ -6,7 +6,7 @@ import { DEDUPE_STORE, type DedupeStore } from './dedupe-store.js';
 import { parseInstant } from './instant.js';
 import { type RawInput, UNDECODABLE_REASON, undecodableDeadLetter } from './poison.js';
 import { RetryCounts } from './retry-counts.js';
-import { type RouteDecision, type RouteSettings, route } from './route.js';
+import { type RouteContext, type RouteDecision, type RouteSettings, route } from './route.js';
 
 /**
  * Marks a record `hookledger redrive` appended again after a fix. Its value names the redrive run:
@@ -33,8 +33,10 @@ export class DedupeProcessor implements Processor<RawInput> {
    */
   constructor(
     private readonly settings: RouteSettings = {},
-    private readonly decide: (envelope: RawEnvelope) => RouteDecision = (envelope) =>
-      route(envelope, settings),
+    private readonly decide: (envelope: RawEnvelope, context: RouteContext) => RouteDecision = (
+      envelope,
+      context,
+    ) => route(envelope, settings, context),
   ) {}
 
   init(context: ProcessorContext): void {
@@ -78,7 +80,8 @@ export class DedupeProcessor implements Processor<RawInput> {
       context.instrument('processor.dedupe.duplicate', { decision: seen.kind });
       return;
     }
-    const decision = this.decide(envelope);
+    // A redriven record is the operator's: its age is not held against it (every other check is).
+    const decision = this.decide(envelope, { operatorApproved: run !== undefined });
     const now = Date.now();
     for (const output of decision.outputs) {
       // webhooks.unique holds the first delivery of every id: a redrive's was written the first time.

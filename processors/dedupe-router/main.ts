@@ -30,7 +30,11 @@ export function dedupeRouterAppId(prefix: string): string {
 
 /** How the configuration changes routing: replay reads it the same way, so a replay equals live. */
 export function routeSettingsOf(config: Config): RouteSettings {
-  return { webhookDateOffsetMinutes: config.WEBHOOK_DATE_ZONE };
+  return {
+    webhookDateOffsetMinutes: config.WEBHOOK_DATE_ZONE,
+    maxAgeMs: config.WEBHOOK_MAX_AGE,
+    maxAheadMs: config.WEBHOOK_MAX_AHEAD,
+  };
 }
 
 /** The live router's topology for a configuration: schema ids of its outputs looked up once. */

@@ -86,12 +86,32 @@ export interface RouteSettings {
    * (an energy switch's `commission.statusDate`) still need their zone.
    */
   readonly webhookDateOffsetMinutes?: number | undefined;
+  /**
+   * WEBHOOK_MAX_AGE: a delivery received longer than this after its `webhook.date` is dead-lettered
+   * `too-old` (the contract signs no timestamp, so this is what bounds a replay). Unset: no limit.
+   */
+  readonly maxAgeMs?: number | undefined;
+  /** WEBHOOK_MAX_AHEAD: a `webhook.date` this far after `receivedAt` is dead-lettered `from-the-future`. */
+  readonly maxAheadMs?: number | undefined;
+}
+
+/** What the caller knows of a record beyond its envelope. */
+export interface RouteContext {
+  /**
+   * An operator sent it again (`hookledger redrive`) knowing it genuine: its age is not held against
+   * it. Every other check still applies.
+   */
+  readonly operatorApproved?: boolean;
 }
 
 /** Decides where a first delivery goes. Never throws for any envelope content. */
-export function route(envelope: RawEnvelope, settings: RouteSettings = {}): RouteDecision {
+export function route(
+  envelope: RawEnvelope,
+  settings: RouteSettings = {},
+  context: RouteContext = {},
+): RouteDecision {
   const unique: RouteOutput = { topic: 'webhooks.unique', key: envelope.webhookId, value: envelope };
-  const result = decide(envelope, settings);
+  const result = decide(envelope, settings, context.operatorApproved === true);
   if (result instanceof Reject) {
     const value = buildDeadLetter(envelope, result.reason, result.message, result.stage);
     return {
@@ -106,6 +126,7 @@ export function route(envelope: RawEnvelope, settings: RouteSettings = {}): Rout
 function decide(
   envelope: RawEnvelope,
   settings: RouteSettings,
+  operatorApproved: boolean,
 ): Reject | { kind: DecisionKind; outputs: RouteOutput[] } {
   const parsed = parseBody(envelope.body);
   if (!parsed.ok) return new Reject(parsed.reason, parsed.message, 'dedupe-router.parse');
@@ -113,6 +134,10 @@ function decide(
 
   const delivery = readDelivery(envelope, body, settings.webhookDateOffsetMinutes);
   if (delivery instanceof Reject) return delivery;
+  if (!operatorApproved) {
+    const late = checkAge(envelope.receivedAt, delivery.occurredAt, settings);
+    if (late) return late;
+  }
   const { trigger, variables } = delivery;
 
   const errors = body.errors;
@@ -227,6 +252,29 @@ function readDelivery(
     variables = isJsonObject(raw) ? raw : null;
   }
   return { envelope, trigger, occurredAt, variables };
+}
+
+/** Whether `webhook.date` is within the replay bounds of the time ingest received the delivery. */
+function checkAge(receivedAt: number, occurredAt: number, settings: RouteSettings): Reject | undefined {
+  const { maxAgeMs, maxAheadMs } = settings;
+  const age = receivedAt - occurredAt;
+  if (maxAgeMs !== undefined && age > maxAgeMs) {
+    return new Reject(
+      'too-old',
+      `received ${hours(age)} after webhook.date ${new Date(occurredAt).toISOString()}: over WEBHOOK_MAX_AGE (${hours(maxAgeMs)}); redrive it if it is genuine`,
+    );
+  }
+  if (maxAheadMs !== undefined && -age > maxAheadMs) {
+    return new Reject(
+      'from-the-future',
+      `webhook.date ${new Date(occurredAt).toISOString()} is ${Math.round(-age / 1000)} s after it was received: over WEBHOOK_MAX_AHEAD (${Math.round(maxAheadMs / 1000)} s); redrive it if it is genuine`,
+    );
+  }
+  return undefined;
+}
+
+function hours(ms: number): string {
+  return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
 function deletion(

@@ -7,7 +7,7 @@ import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
 import { DedupeProcessor } from './dedupe-processor.js';
 import { DEDUPE_STORE, DedupeStore } from './dedupe-store.js';
 import { isUndecodable, type RawInput, undecodableDeadLetter } from './poison.js';
-import type { RouteDecision, RouteSettings, RouteTopic } from './route.js';
+import type { RouteContext, RouteDecision, RouteSettings, RouteTopic } from './route.js';
 
 /** Every topic the router writes besides its changelog, by logical name (route.ts's names). */
 export const ROUTER_OUTPUTS: readonly RouteTopic[] = [
@@ -41,7 +41,7 @@ export interface DedupeTopologyOptions {
   /** Routing settings (WEBHOOK_DATE_ZONE): live and replay must pass the same, so a replay equals live. */
   routeSettings?: RouteSettings;
   /** Routing; route() unless a test emulates the router before a fix (redrive's test). */
-  route?: (envelope: RawEnvelope) => RouteDecision;
+  route?: (envelope: RawEnvelope, context: RouteContext) => RouteDecision;
 }
 
 /** A raw record that is not an envelope the router can read: dead-lettered with what it had. */

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { buildApp } from '../../ingest/app.js';
 import { createIngestMetrics, type IngestMetrics } from '../../ingest/metrics.js';
+import { buildOpsApp } from '../../ingest/ops-app.js';
 import { parseSources } from '../../ingest/sources.js';
 import { DEDUPE_ROUTER } from '../../processors/dedupe-router/main.js';
 import { dedupeMetricEvents } from '../../processors/dedupe-router/metrics.js';
@@ -42,18 +43,24 @@ export async function exposition(): Promise<Exposition> {
 async function ingestExposition(): Promise<{ text: string; registry: Registry }> {
   const metrics: IngestMetrics = createIngestMetrics();
   metrics.watch({ pendingBytes: () => 0, ready: () => true });
-  const app = await buildApp({
-    sources: parseSources(JSON.stringify({ energy: { keys: { k1: 'exposition-key' } } })),
+  const deps = {
+    sources: parseSources(
+      JSON.stringify({ energy: { keys: { k1: 'exposition-key-0123456789abcdef0123456789' } } }),
+    ),
     store: { ready: true, store: async () => {} },
     encoder: { ready: true, encode: async () => Buffer.alloc(0) },
     logger: pino({ level: 'silent' }),
     metrics,
-  });
+  };
+  // The webhook app registers its own series (the failing-id list); the ops app serves them all.
+  const app = await buildApp(deps);
+  const ops = await buildOpsApp(deps);
   try {
-    const response = await app.inject({ method: 'GET', url: '/metrics' });
+    const response = await ops.inject({ method: 'GET', url: '/metrics' });
     return { text: response.body, registry: metrics.registry };
   } finally {
     await app.close();
+    await ops.close();
   }
 }
 

@@ -22,7 +22,7 @@ import { type IngestUnderTest, randomPrefix, readRaw, runIngest } from './ingest
 import { expectExactlyOnce, ProcessorsHarness, quietLogger } from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
 
-const KEY = 'cluster-key';
+const KEY = 'cluster-key-0123456789abcdef0123456789';
 const DEADLINE_MS = 5_000;
 /** What a 503 may take beyond the deadline: timers and the event loop on a busy two-core machine. */
 const SLACK_MS = 2_000;

@@ -17,7 +17,7 @@ import { testStack } from '../helpers/stack.js';
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
 import { ProcessorsHarness, quietLogger, type ReadRecord, randomPrefix } from './processors-harness.js';
 
-const KEY = 'end-to-end-key';
+const KEY = 'end-to-end-key-0123456789abcdef0123456789';
 const WEBHOOKS = 2_000;
 const REPLAY_ID = 'e2e';
 

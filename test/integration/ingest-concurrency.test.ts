@@ -4,7 +4,7 @@ import { signBody } from '../../ingest/webhooks/signature.js';
 import { testStack } from '../helpers/stack.js';
 import { createRawTopic, type IngestUnderTest, randomPrefix, readRaw, runIngest } from './ingest-harness.js';
 
-const KEY = 'concurrency-key';
+const KEY = 'concurrency-key-0123456789abcdef0123456789';
 const COUNT = 600;
 
 describe('ingest under concurrent deliveries', () => {
@@ -56,7 +56,7 @@ describe('ingest under concurrent deliveries', () => {
     }
 
     // The deliveries went out in batches, not one produce call each.
-    const metrics = await (await fetch(`${ingest.url}/metrics`)).text();
+    const metrics = await (await fetch(`${ingest.opsUrl}/metrics`)).text();
     const calls = Number(/hookledger_ingest_produce_batch_records_count (\d+)/.exec(metrics)?.[1]);
     expect(calls).toBeGreaterThan(0);
     expect(calls).toBeLessThan(COUNT / 2);

@@ -12,7 +12,7 @@ import {
   runIngest,
 } from './ingest-harness.js';
 
-const KEY = 'edges-shared-key';
+const KEY = 'edges-shared-key-0123456789abcdef0123456789';
 const LIMIT = 1_048_576;
 const body = (id: string, pad = 0) =>
   JSON.stringify({
@@ -44,6 +44,7 @@ describe('ingest refusals and edge cases', () => {
       ...stack,
       prefix,
       sources: { energy: { keys: { k1: KEY } }, sandbox: { signature: 'none' } },
+      env: { INGEST_KEPT_QUERY_PARAMETERS: 'tenant' },
     });
     const json = { 'content-type': 'application/json' };
     const b = body('wh_sig');
@@ -70,7 +71,7 @@ describe('ingest refusals and edge cases', () => {
       ...json,
       'x-signature': signBody(anyBody, KEY),
     });
-    await send('insecure', '/webhooks/sandbox?tenant=t1', body('wh_insecure'), json);
+    await send('insecure', '/webhooks/sandbox?tenant=t1&pass=hunter2', body('wh_insecure'), json);
     const form = 'a=1&b=2';
     await send('form', '/webhooks/energy', form, {
       'content-type': 'application/x-www-form-urlencoded',
@@ -111,17 +112,17 @@ describe('ingest refusals and edge cases', () => {
     expect(records.some((r) => r.key === 'wh_over')).toBe(false);
   });
 
-  it('answers 404 for an unknown source and stores nothing', () => {
-    expect(statuses.get('unknown-source')).toBe(404);
+  it('answers an unknown source 401, as a known one with a bad signature, and stores nothing', () => {
+    expect(statuses.get('unknown-source')).toBe(401);
     expect(records.some((r) => r.key === 'wh_unknown')).toBe(false);
   });
 
-  it('stores an unsigned delivery to an insecure source, with its query string and no key id', () => {
+  it('stores an unsigned delivery to an insecure source, with its query string (values masked but the kept ones) and no key id', () => {
     expect(statuses.get('insecure')).toBe(200);
     expect(records.find((r) => r.key === 'wh_insecure')!.envelope).toMatchObject({
       source: 'sandbox',
       verifiedKeyId: null,
-      query: 'tenant=t1',
+      query: 'tenant=t1&pass=***',
     });
   });
 

@@ -5,7 +5,7 @@ import { signBody } from '../../ingest/webhooks/signature.js';
 import { type DedicatedBroker, startDedicatedBroker, testStack } from '../helpers/stack.js';
 import { createRawTopic, type IngestUnderTest, randomPrefix, readRaw, runIngest } from './ingest-harness.js';
 
-const KEY = 'faults-key';
+const KEY = 'faults-key-0123456789abcdef0123456789';
 const DEADLINE_MS = 3_000;
 /** What a 503 may take beyond the deadline: timers and the event loop on a busy two-core machine. */
 const SLACK_MS = 1_500;
@@ -46,7 +46,7 @@ describe('ingest while the broker goes away and comes back', () => {
     return outcome;
   }
 
-  const readyz = async () => (await fetch(`${ingest.url}/readyz`)).status;
+  const readyz = async () => (await fetch(`${ingest.opsUrl}/readyz`)).status;
 
   beforeAll(async () => {
     broker = await startDedicatedBroker();

@@ -55,6 +55,7 @@ export async function runIngest(options: {
     TOPIC_PREFIX: options.prefix,
     INGEST_HOST: '127.0.0.1',
     INGEST_PORT: '0',
+    INGEST_OPS_PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...options.env,
   });
@@ -63,7 +64,7 @@ export async function runIngest(options: {
     sources: parseSources(JSON.stringify(options.sources)),
     logger: quietLogger(),
   });
-  await waitReady(running.url);
+  await waitReady(running.opsUrl);
   return {
     ...running,
     rawTopic: topicNames(options.prefix).raw,
@@ -72,6 +73,7 @@ export async function runIngest(options: {
   };
 }
 
+/** Waits for /readyz at an ops server's base URL (ingest's opsUrl). */
 export async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   for (;;) {

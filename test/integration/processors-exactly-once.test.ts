@@ -27,7 +27,10 @@ describe('the dedupe-router, exactly once', () => {
   });
 
   it('forgets ids older than the window by stream time, after a restore too', async () => {
-    const harness = new ProcessorsHarness(testStack(), randomPrefix('window'), 1, { DEDUPE_WINDOW: '72h' });
+    const harness = new ProcessorsHarness(testStack(), randomPrefix('window'), 1, {
+      DEDUPE_WINDOW: '72h',
+      WEBHOOK_MAX_AGE: '72h',
+    });
     await harness.setUp(72 * 3_600_000);
     const hour = 3_600_000;
     // Recent enough that the changelog's retention (window + 1 day, by the broker's clock) keeps them:

@@ -76,7 +76,7 @@ function metricSum(page: string, name: string, labels = ''): number {
 describe("the README's five-minute tour, copied into a new shell", () => {
   let user: UserDir | undefined;
   let terminal1: Terminal | undefined;
-  const ports = { ingest: 0, processors: 0 };
+  const ports = { ingest: 0, ingestOps: 0, processors: 0 };
 
   afterAll(async () => {
     // Whatever happened, nothing stays: a JVM or a start left behind is stopped, then fails the test.
@@ -89,6 +89,7 @@ describe("the README's five-minute tour, copied into a new shell", () => {
       const steps = tourSteps(README);
       user = await userDir('hookledger-tour-');
       ports.ingest = await freePort();
+      ports.ingestOps = await freePort();
       ports.processors = await freePort();
       const shell = user;
 
@@ -100,6 +101,7 @@ describe("the README's five-minute tour, copied into a new shell", () => {
         // replaces the README's, as a person copies the URL their start printed.
         terminal1 = openTerminal(step.command, shell, {
           INGEST_PORT: String(ports.ingest),
+          INGEST_OPS_PORT: String(ports.ingestOps),
           PROCESSOR_PORT: String(ports.processors),
         });
         const [, url] = await terminal1.waitFor(/(https?:\/\/\S+)\/webhooks\/local\b/, START_MS);

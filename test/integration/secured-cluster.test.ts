@@ -20,7 +20,7 @@ import { createSigningKey, startTokenEndpoint } from '../../tools/stack/token-en
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
 import { quietLogger, randomPrefix } from './processors-harness.js';
 
-const KEY = 'secured-cluster-key';
+const KEY = 'secured-cluster-key-0123456789abcdef0123456789';
 const USERS = 12;
 const bin = path.resolve(import.meta.dirname, '../../tools/cli/hookledger.js');
 
@@ -377,6 +377,7 @@ describe('a cluster behind SASL_SSL and a registry behind basic auth', () => {
       HOOKLEDGER_SOURCES: JSON.stringify({ secured: { keys: { k1: KEY } } }),
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: '0',
+      INGEST_OPS_PORT: '0',
     });
     expect(result.code).toBe(1);
     expect(result.lines).toHaveLength(1);
@@ -392,6 +393,7 @@ describe('a cluster behind SASL_SSL and a registry behind basic auth', () => {
       HOOKLEDGER_SOURCES: JSON.stringify({ secured: { keys: { k1: KEY } } }),
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: '0',
+      INGEST_OPS_PORT: '0',
     });
     expect(result.code).toBe(1);
     expect(result.lines).toHaveLength(1);
@@ -418,6 +420,7 @@ describe('a cluster behind SASL_SSL and a registry behind basic auth', () => {
       HOOKLEDGER_SOURCES: JSON.stringify({ secured: { keys: { k1: KEY } } }),
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: '0',
+      INGEST_OPS_PORT: '0',
     });
     expect(result.code).toBe(1);
     expect(result.lines).toHaveLength(1);

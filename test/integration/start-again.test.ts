@@ -36,14 +36,18 @@ describe('start run again over the same state', () => {
     `becomes ready ${ROUNDS} times in a row with Ctrl-C between, with the same key, leaving nothing running`,
     async () => {
       user = await userDir('hookledger-start-again-');
-      const ports = { INGEST_PORT: String(await freePort()), PROCESSOR_PORT: String(await freePort()) };
+      const ports = {
+        INGEST_PORT: String(await freePort()),
+        INGEST_OPS_PORT: String(await freePort()),
+        PROCESSOR_PORT: String(await freePort()),
+      };
       let firstKey: string | undefined;
       for (let round = 1; round <= ROUNDS; round++) {
         terminal = openTerminal('npx hookledger start', user, ports);
         await terminal.waitFor(/https?:\/\/\S+\/webhooks\/local\b/, START_MS);
         await terminal.waitFor(/Ctrl-C/, 10_000);
         // Running, then ready once the processors have restored their state (a few seconds).
-        for (const port of [ports.INGEST_PORT, ports.PROCESSOR_PORT]) {
+        for (const port of [ports.INGEST_OPS_PORT, ports.PROCESSOR_PORT]) {
           const readyz = async () => {
             const answer = await fetch(`http://127.0.0.1:${port}/readyz`);
             return { status: answer.status, body: await answer.text() };

@@ -11,7 +11,7 @@ import { testStack } from '../helpers/stack.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(repoRoot, 'tools/cli/hookledger.js');
-const KEY = `tour-key-${randomBytes(6).toString('hex')}`;
+const KEY = `tour-key-${randomBytes(16).toString('hex')}`;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -53,6 +53,7 @@ describe('hookledger start, as a person sees it', () => {
         HOOKLEDGER_SOURCES: JSON.stringify({ tour: { keys: { k1: KEY } } }),
         HOOKLEDGER_INSTANCE_ID: `it-${randomBytes(4).toString('hex')}`,
         PROCESSOR_PORT: String(processorPort),
+        INGEST_OPS_PORT: String(await freePort()),
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,7 +12,7 @@ import { testStack } from '../helpers/stack.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(repoRoot, 'tools/cli/hookledger.js');
-const SOURCES = JSON.stringify({ it: { keys: { k1: 'startup-failures-key' } } });
+const SOURCES = JSON.stringify({ it: { keys: { k1: 'startup-failures-key-0123456789abcdef0123456789' } } });
 /**
  * "Promptly": the CLI loads its TypeScript through tsx, which alone takes seconds on a loaded
  * two-core machine; a failure that waited on a client's retries or timeouts would take far longer.
@@ -134,6 +134,7 @@ describe('a start-up failure is one line, then exit, with nothing left running',
     HOOKLEDGER_SOURCES: SOURCES,
     HOOKLEDGER_INSTANCE_ID: `it-${randomBytes(4).toString('hex')}`,
     INGEST_PORT: String(await freePort()),
+    INGEST_OPS_PORT: String(await freePort()),
     PROCESSOR_PORT: String(await freePort()),
     ...extra,
   });
@@ -243,6 +244,31 @@ describe('a start-up failure is one line, then exit, with nothing left running',
       expect(outcome.code, command).toBe(1);
       expect(outcome.ms, command).toBeLessThan(PROMPTLY_MS);
     }
+  });
+
+  it('ingest refuses a weak key in one line, never showing it', async () => {
+    for (const key of ['change-me', 'a-key-of-19-bytes-1']) {
+      const outcome = await hookledger(
+        ['ingest'],
+        await base({ HOOKLEDGER_SOURCES: JSON.stringify({ it: { keys: { k1: key } } }) }),
+      );
+      expect(oneLine(outcome)).toMatch(
+        /^hookledger: HOOKLEDGER_SOURCES: it\.keys\.k1: a key is at least 20 bytes/,
+      );
+      expect(outcome.stderr + outcome.stdout).not.toContain(key);
+      expect(outcome.code).toBe(2);
+      expect(outcome.ms).toBeLessThan(PROMPTLY_MS);
+    }
+  });
+
+  it('ingest refuses a source that takes unsigned deliveries unless INGEST_UNSIGNED_SOURCES names it', async () => {
+    const sources = JSON.stringify({ open: { signature: 'none' } });
+    const refused = await hookledger(['ingest'], await base({ HOOKLEDGER_SOURCES: sources }));
+    expect(oneLine(refused)).toMatch(
+      /^hookledger: INGEST_UNSIGNED_SOURCES: source "open" accepts unsigned deliveries/,
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.ms).toBeLessThan(PROMPTLY_MS);
   });
 
   it('names a bad variable before start starts a stack', async () => {

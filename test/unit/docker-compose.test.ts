@@ -4,15 +4,26 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { weakKey } from '../../ingest/sources.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../runtime/config.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<
-    string,
-    { build?: unknown; image?: string; command?: string[]; environment?: Record<string, unknown> }
-  >;
+  services: Record<string, Service>;
+  secrets?: Record<string, { file?: string }>;
 };
+interface Service {
+  build?: unknown;
+  image?: string;
+  command?: string[];
+  environment?: Record<string, unknown>;
+  ports?: string[];
+  read_only?: boolean;
+  cap_drop?: string[];
+  security_opt?: string[];
+  mem_limit?: string;
+  secrets?: string[];
+}
 const SOURCE_VARIABLES = ['HOOKLEDGER_SOURCES', 'HOOKLEDGER_SOURCES_FILE'];
 const hookledgerServices = Object.entries(compose.services).filter(
   ([, service]) => service.build !== undefined,
@@ -49,5 +60,44 @@ describe('docker-compose.yml', () => {
     expect(compose.services[kafka]?.image).toMatch(/^apache\/kafka:3\.9/);
     expect(compose.services[registry]?.image).toMatch(/^apicurio\/apicurio-registry:3\.0/);
     expect(String(env.SCHEMA_REGISTRY_URL)).toMatch(/\/apis\/ccompat\/v7$/);
+  });
+
+  for (const [name, service] of hookledgerServices) {
+    it(`${name}: runs with a read-only root, no capabilities, no privilege gain and a memory limit`, () => {
+      expect(service.read_only).toBe(true);
+      expect(service.cap_drop).toEqual(['ALL']);
+      expect(service.security_opt).toContain('no-new-privileges:true');
+      expect(service.mem_limit).toMatch(/^\d+[mg]$/);
+    });
+
+    it(`${name}: reads its sources from a mounted secret, never a key written in the file`, () => {
+      const env = service.environment ?? {};
+      expect(env.HOOKLEDGER_SOURCES).toBeUndefined();
+      const file = String(env.HOOKLEDGER_SOURCES_FILE);
+      const secret = service.secrets?.find((s) => file === `/run/secrets/${s}`);
+      expect(secret, 'HOOKLEDGER_SOURCES_FILE names a mounted secret').toBeDefined();
+      expect(compose.secrets?.[secret!]?.file).toBeDefined();
+    });
+  }
+
+  for (const [name, service] of Object.entries(compose.services)) {
+    it(`${name}: gains no privileges and has a memory limit`, () => {
+      expect(service.security_opt).toContain('no-new-privileges:true');
+      expect(service.mem_limit).toBeDefined();
+    });
+  }
+
+  it('publishes only the webhook port to every interface; ops ports on the loopback, Kafka and the registry not at all', () => {
+    expect(compose.services.registry!.ports).toBeUndefined();
+    expect(compose.services.kafka!.ports).toBeUndefined();
+    const published = Object.values(compose.services).flatMap((service) => service.ports ?? []);
+    const open = published.filter((port) => !port.startsWith('127.0.0.1:'));
+    expect(open).toEqual([`${compose.services.ingest!.environment!.INGEST_PORT}:8080`]);
+  });
+
+  it('writes no key a running ingest would refuse (the old `change-me` placeholder)', () => {
+    const text = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    expect(text).not.toMatch(/"keys"\s*:\s*\{/);
+    expect(weakKey('change-me')).toBeDefined();
   });
 });

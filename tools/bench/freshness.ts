@@ -17,7 +17,7 @@ import { type Delivery, runStep, signedDelivery } from './ingest-load.js';
 import { writeSection } from './report-section.js';
 
 const COMMAND = 'npm run bench:freshness';
-const KEY = 'bench-freshness-key';
+const KEY = 'bench-freshness-key-0123456789abcdef0123456789';
 
 const { values: opts } = parseArgs({
   options: {
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     log(`stack: ${stack.describe()}`);
     const run = randomBytes(3).toString('hex');
     const prefix = `bench-${run}.`;
-    const [ingestPort, processorPort] = [await freePort(), await freePort()];
+    const [ingestPort, ingestOpsPort, processorPort] = [await freePort(), await freePort(), await freePort()];
     const env = {
       ...bench.env,
       TOPIC_PREFIX: prefix,
@@ -113,6 +113,7 @@ async function main(): Promise<void> {
       HOOKLEDGER_SOURCES: JSON.stringify({ bench: { keys: { k1: KEY } } }),
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: String(ingestPort),
+      INGEST_OPS_PORT: String(ingestOpsPort),
       PROCESSOR_HOST: '127.0.0.1',
       PROCESSOR_PORT: String(processorPort),
       LOG_LEVEL: 'warn',
@@ -120,7 +121,7 @@ async function main(): Promise<void> {
     await runHookledger(['topics', '--local', '--partitions', opts.partitions], env, join(dir, 'topics.log'));
     children.push(spawnHookledger(['ingest'], env, join(dir, 'ingest.log')));
     children.push(spawnHookledger(['process', '--only', 'dedupe-router'], env, join(dir, 'process.log')));
-    await waitReady(`http://127.0.0.1:${ingestPort}`);
+    await waitReady(`http://127.0.0.1:${ingestOpsPort}`);
     await waitReady(`http://127.0.0.1:${processorPort}`);
     const watcher = await watchUnique(bench, topicNames(prefix).unique, Number(opts.partitions));
 

@@ -18,7 +18,7 @@ import { pidListeningOn, processCpuSeconds, rssMiB } from './proc-stats.js';
 import { writeSection } from './report-section.js';
 
 const COMMAND = 'npm run bench:ingest';
-const KEY = 'bench-shared-key';
+const KEY = 'bench-shared-key-0123456789abcdef0123456789';
 const RECORD_SIZE = 2_048;
 
 const { values: opts } = parseArgs({
@@ -154,7 +154,7 @@ async function createTopic(bench: BenchStack, name: string, prefix: string): Pro
   await withAdmin(bench.kafka('bench-topics'), (admin) => ensureTopics(admin, [{ ...spec, name }]));
 }
 
-function startIngest(bench: BenchStack, prefix: string, port: number, logFile: string) {
+function startIngest(bench: BenchStack, prefix: string, port: number, opsPort: number, logFile: string) {
   return spawnHookledger(
     ['ingest'],
     {
@@ -162,6 +162,7 @@ function startIngest(bench: BenchStack, prefix: string, port: number, logFile: s
       TOPIC_PREFIX: prefix,
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: String(port),
+      INGEST_OPS_PORT: String(opsPort),
       HOOKLEDGER_SOURCES: JSON.stringify({ bench: { keys: { k1: KEY } } }),
       HOOKLEDGER_LOCAL_STACK: 'true',
       LOG_LEVEL: opts['log-level'],
@@ -185,15 +186,15 @@ function servedWithin(before: string, after: string, le: string): number {
 async function benchHttp(bench: BenchStack, brokerPid: number | undefined, dir: string) {
   const prefix = `bench-${randomBytes(3).toString('hex')}.`;
   await createTopic(bench, topicNames(prefix).raw, prefix);
-  const [ingestPort, barePort] = [await freePort(), await freePort()];
-  const ingestChild = startIngest(bench, prefix, ingestPort, join(dir, 'ingest.log'));
+  const [ingestPort, opsPort, barePort] = [await freePort(), await freePort(), await freePort()];
+  const ingestChild = startIngest(bench, prefix, ingestPort, opsPort, join(dir, 'ingest.log'));
   const bareChild = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/bench/ingest-bare.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(barePort) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
-    await waitReady(`http://127.0.0.1:${ingestPort}`);
+    await waitReady(`http://127.0.0.1:${opsPort}`);
     await waitReady(`http://127.0.0.1:${barePort}`);
     const load = deliveries(2_000);
     const ingest: Target = { name: 'ingest', port: ingestPort, pid: ingestChild.pid, steps: [], done: false };
@@ -203,12 +204,12 @@ async function benchHttp(bench: BenchStack, brokerPid: number | undefined, dir: 
     const max = maxThroughput(ingest.steps);
     const halfRate = Math.max(50, Math.floor(max / 2));
     await pause(5_000);
-    const before = await scrape(ingestPort);
+    const before = await scrape(opsPort);
     const half = await measuredStep(ingestPort, load, halfRate, {
       target: ingestChild.pid,
       broker: brokerPid,
     });
-    const after = await scrape(ingestPort);
+    const after = await scrape(opsPort);
     const serverWithin = {
       ms25: servedWithin(before, after, '0.025'),
       ms50: servedWithin(before, after, '0.05'),

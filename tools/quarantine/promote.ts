@@ -6,6 +6,7 @@
 // the marks. The transactional id is per source, so a run fences an earlier one still writing (its
 // open transaction is aborted) before it reads the marks.
 import type { Source } from '../../ingest/sources.js';
+import { envelopeHeaders } from '../../ingest/webhooks/envelope.js';
 import { verifySignature } from '../../ingest/webhooks/signature.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { EosProducer } from '../../runtime/streams/eos-producer.js';
@@ -32,7 +33,8 @@ export function promotedEnvelope(held: QuarantinedRequest, keyId: string): RawEn
     webhookDate: held.webhookDate,
     receivedAt: held.receivedAt,
     body: held.body,
-    headers: held.headers,
+    // x-signature stays in the quarantine: a reader of webhooks.raw must not be able to replay the delivery.
+    headers: envelopeHeaders(held.headers),
     query: held.query,
     verifiedKeyId: keyId,
     ingestId: held.ingestId,

@@ -9,6 +9,8 @@ import type { SimulationOptions } from './simulation.js';
 
 export const DEFAULT_RATE_PER_SECOND = 10;
 export const DEFAULT_CONCURRENCY = 8;
+/** Mean time between two triggers' dates when the rate is unlimited. */
+const UNLIMITED_GAP_MS = 1_500;
 
 export const SIMULATE_OPTIONS = {
   url: { type: 'string' },
@@ -137,7 +139,13 @@ export function parseSimulateArgs(
   } catch {
     throw new UsageError(`--url: expected an http(s) URL, got "${url}"`);
   }
-  let start = now;
+  const ratePerSecond = parseRate(values.rate ?? String(DEFAULT_RATE_PER_SECOND));
+  const count = values.count === undefined ? undefined : positiveInteger('--count', values.count);
+  // The triggers fire as fast as they are sent, so `webhook.date` keeps pace with the clock the
+  // receiver stamps: the router dead-letters a date more than minutes ahead (from-the-future).
+  const meanGapMs = ratePerSecond === undefined ? UNLIMITED_GAP_MS : 1_000 / ratePerSecond;
+  // As fast as possible: the dates end now rather than run ahead of it.
+  let start = ratePerSecond === undefined ? now - (count ?? 0) * UNLIMITED_GAP_MS : now;
   if (values.start !== undefined) {
     start = Date.parse(values.start);
     if (Number.isNaN(start))
@@ -156,8 +164,8 @@ export function parseSimulateArgs(
     simulation: {
       url,
       ...(key === undefined ? {} : { key }),
-      ...(values.count === undefined ? {} : { count: positiveInteger('--count', values.count) }),
-      ratePerSecond: parseRate(values.rate ?? String(DEFAULT_RATE_PER_SECOND)),
+      ...(count === undefined ? {} : { count }),
+      ratePerSecond,
       timeoutMs: duration('--timeout', values.timeout),
       policy: {
         ...DEFAULT_RETRY_POLICY,
@@ -172,7 +180,7 @@ export function parseSimulateArgs(
       invalidRate,
       failureRate,
       concurrency: positiveInteger('--concurrency', values.concurrency),
-      generator: { otherTriggers: triggerList(values['other-triggers']) },
+      generator: { otherTriggers: triggerList(values['other-triggers']), meanGapMs },
     },
     json: values.json,
     ...(values['ids-file'] === undefined ? {} : { idsFile: values['ids-file'] }),

@@ -35,7 +35,7 @@ export interface SimulationOptions {
   failureRate: number;
   /** Requests open at once. */
   concurrency: number;
-  generator?: Pick<GeneratorOptions, 'otherTriggers' | 'api'>;
+  generator?: Pick<GeneratorOptions, 'otherTriggers' | 'api' | 'meanGapMs'>;
 }
 
 export interface SimulationStats {

@@ -2,7 +2,9 @@
 // its prometheus-operator models, Strimzi's KafkaTopic CRD), a wrong field name or type fails, the
 // monitoring resources are generated from deploy/prometheus and deploy/grafana (no drift), and the
 // manifests keep what the services need: their user, probes, termination periods and secrets as files.
+
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -241,7 +243,11 @@ describe('the Kubernetes manifests', () => {
   describe('with the example secret mounted', () => {
     const mounted = mkdtempSync(path.join(tmpdir(), 'hookledger-k8s-'));
     afterAll(() => rmSync(mounted, { recursive: true, force: true }));
-    for (const [key, value] of Object.entries(secret)) writeFileSync(path.join(mounted, key), value);
+    // The example holds a placeholder where the shared key goes (ingest refuses it as it is, below):
+    // filled in, as an operator does, with a key of `openssl rand -hex 32`'s form.
+    const sharedKey = randomBytes(32).toString('hex');
+    for (const [key, value] of Object.entries(secret))
+      writeFileSync(path.join(mounted, key), value.replace('<the shared key>', sharedKey));
     const asMounted = (env: Record<string, string>) =>
       Object.fromEntries(
         Object.entries(env).map(([k, v]) => [k, v.replace('/run/secrets/hookledger', mounted)]),
@@ -253,6 +259,18 @@ describe('the Kubernetes manifests', () => {
       expect(config.KAFKA_SASL_PASSWORD).toBe(secret['kafka-sasl-password']);
       expect(config.INGEST_DRAIN_DELAY_MS).toBe(Number(configMap.INGEST_DRAIN_DELAY_MS));
       expect([...loadSources(asMounted(envOf(ingest))).keys()]).toEqual(['platform']);
+    });
+
+    it('refuse the example secret applied unchanged: its key is a placeholder', () => {
+      const unchanged = mkdtempSync(path.join(tmpdir(), 'hookledger-k8s-'));
+      try {
+        writeFileSync(path.join(unchanged, 'sources.json'), secret['sources.json']!);
+        expect(() => loadSources({ HOOKLEDGER_SOURCES_FILE: path.join(unchanged, 'sources.json') })).toThrow(
+          /platform\.keys\.k2026a: a key is at least 20 bytes/,
+        );
+      } finally {
+        rmSync(unchanged, { recursive: true, force: true });
+      }
     });
   });
 

@@ -2,19 +2,22 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../ingest/app.js';
 import { createIngestMetrics } from '../../../ingest/metrics.js';
+import { buildOpsApp } from '../../../ingest/ops-app.js';
 import { RawProducer } from '../../../ingest/producer/raw-producer.js';
 import { parseSources } from '../../../ingest/sources.js';
 import { signBody } from '../../../ingest/webhooks/signature.js';
 import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
 
-const KEY1 = 'unit-key-one-secret';
-const KEY2 = 'unit-key-two-secret';
+const KEY1 = 'unit-key-one-secret-0123456789abcdef0123456789';
+const KEY2 = 'unit-key-two-secret-0123456789abcdef0123456789';
 const SOURCES = JSON.stringify({ energy: { keys: { k1: KEY1, k2: KEY2 } }, sandbox: { signature: 'none' } });
 const BODY =
   '{"webhook":{"id":"wh_42","trigger":"UserAdded","date":"2026-11-20T10:00:00Z"},"data":{"secretField":"x"}}';
 
 interface Harness {
   app: FastifyInstance;
+  /** /healthz, /readyz and /metrics: their own server. */
+  ops: FastifyInstance;
   kafka: FakeKafka;
   encoder: MemoryEncoder;
   producer: RawProducer;
@@ -52,7 +55,8 @@ async function harness(
     metrics,
     bodyLimit: options.bodyLimit ?? 1_048_576,
   });
-  const h = { app, kafka, encoder, producer, logs: text };
+  const ops = await buildOpsApp({ store: producer, encoder, metrics, logger });
+  const h = { app, ops, kafka, encoder, producer, logs: text };
   open.push(h);
   return h;
 }
@@ -60,6 +64,7 @@ async function harness(
 afterEach(async () => {
   for (const h of open.splice(0)) {
     await h.app.close();
+    await h.ops.close();
     await h.producer.close();
   }
 });
@@ -86,7 +91,7 @@ describe('ingest app', () => {
       h,
       BODY,
       { 'user-agent': 'Platform-Webhooks/1.4.2', accept: '*/*', cookie: 'c=1' },
-      '/webhooks/energy?tenant=7',
+      '/webhooks/energy?tenant=7&pass=hunter2',
     );
     expect(response.statusCode).toBe(200);
     expect(h.kafka.acked).toHaveLength(1);
@@ -100,7 +105,7 @@ describe('ingest app', () => {
       source: 'energy',
       trigger: 'UserAdded',
       webhookDate: '2026-11-20T10:00:00Z',
-      query: 'tenant=7',
+      query: 'tenant=***&pass=***',
       verifiedKeyId: 'k1',
       ingestId: response.json().ingestId,
     });
@@ -109,8 +114,9 @@ describe('ingest app', () => {
       'content-type': 'application/json',
       'user-agent': 'Platform-Webhooks/1.4.2',
       accept: '*/*',
-      'x-signature': signBody(BODY, KEY1),
     });
+    // A reader of webhooks.raw gets no signature to replay the delivery with, and no cookie.
+    expect(envelope.headers['x-signature']).toBeUndefined();
     expect(envelope.headers.cookie).toBeUndefined();
   });
 
@@ -157,19 +163,33 @@ describe('ingest app', () => {
     expect(response.statusCode).toBe(401);
     expect(response.json().code).toBe('INGEST_ERR_SIGNATURE');
     expect(h.kafka.sends).toHaveLength(0);
-    const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
+    const metrics = await h.ops.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toContain(
       `hookledger_ingest_signature_failures_total{source="energy",reason="${reason}"} 1`,
     );
   });
 
-  it('answers 404 for an unknown source, under one metric label', async () => {
+  it('answers an unknown source as a known one with a bad signature, under one metric label', async () => {
     const h = await harness();
-    const response = await post(h, BODY, {}, '/webhooks/nope');
-    expect(response.statusCode).toBe(404);
+    const unknown = await post(h, BODY, {}, '/webhooks/nope');
+    const forged = await post(h, BODY, { 'x-signature': signBody(BODY, 'not-the-key') });
+    const unsigned = await post(h, BODY, { 'x-signature': '' });
+    for (const response of [unknown, forged, unsigned]) {
+      expect(response.statusCode).toBe(401);
+      expect(response.body).toBe(unknown.body);
+    }
+    expect(unknown.json()).toEqual({ code: 'INGEST_ERR_SIGNATURE', message: 'Signature check failed' });
     expect(h.kafka.sends).toHaveLength(0);
-    const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toContain('hookledger_ingest_requests_total{source="(unknown)",status="404"} 1');
+    const metrics = await h.ops.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toContain('hookledger_ingest_requests_total{source="(unknown)",status="401"} 1');
+  });
+
+  it('serves no operations endpoint on the webhook port', async () => {
+    const h = await harness();
+    for (const url of ['/metrics', '/readyz', '/healthz']) {
+      expect((await h.app.inject({ method: 'GET', url })).statusCode).toBe(404);
+      expect((await h.ops.inject({ method: 'GET', url })).statusCode).toBe(200);
+    }
   });
 
   it('stores an unsigned delivery to a source declared insecure, with no key id', async () => {
@@ -274,17 +294,17 @@ describe('ingest app', () => {
 
   it('is unready while no producer can write, and recovers by itself', async () => {
     const h = await harness();
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     h.kafka.behaviour = 'fail';
     h.kafka.connectFails = true;
     expect((await post(h)).statusCode).toBe(503);
-    const unready = await h.app.inject({ method: 'GET', url: '/readyz' });
+    const unready = await h.ops.inject({ method: 'GET', url: '/readyz' });
     expect(unready.statusCode).toBe(503);
     expect(unready.json().checks.producer).toBe(false);
     h.kafka.connectFails = false;
     h.kafka.behaviour = 'ack';
     await until(() => h.producer.ready);
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     expect((await post(h)).statusCode).toBe(200);
   });
 
@@ -296,7 +316,7 @@ describe('ingest app', () => {
       const { INGEST_ERR_UNAVAILABLE } = await import('../../../ingest/errors.js');
       throw new INGEST_ERR_UNAVAILABLE();
     };
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).json().checks.schema).toBe(false);
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).json().checks.schema).toBe(false);
     expect((await post(h)).statusCode).toBe(503);
     h.encoder.encode = encode;
   });
@@ -304,8 +324,8 @@ describe('ingest app', () => {
   it('answers /healthz and exposes the metrics the issue lists', async () => {
     const h = await harness();
     await post(h);
-    expect((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-    const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect((await h.ops.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    const text = (await h.ops.inject({ method: 'GET', url: '/metrics' })).body;
     for (const series of [
       'hookledger_ingest_requests_total{source="energy",status="200"} 1',
       'hookledger_ingest_request_duration_seconds_bucket',

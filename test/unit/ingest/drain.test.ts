@@ -5,18 +5,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../ingest/app.js';
 import { createDrain } from '../../../ingest/drain.js';
 import { createIngestMetrics } from '../../../ingest/metrics.js';
+import { buildOpsApp } from '../../../ingest/ops-app.js';
 import { RawProducer } from '../../../ingest/producer/raw-producer.js';
 import { parseSources } from '../../../ingest/sources.js';
 import { signBody } from '../../../ingest/webhooks/signature.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
 
-const KEY = 'drain-test-key';
-const opened: Array<{ app: FastifyInstance; producer: RawProducer }> = [];
+const KEY = 'drain-test-key-0123456789abcdef0123';
+const opened: Array<{ apps: FastifyInstance[]; producer: RawProducer }> = [];
 
 afterEach(async () => {
-  for (const { app, producer } of opened.splice(0)) {
-    await app.close();
+  for (const { apps, producer } of opened.splice(0)) {
+    for (const app of apps) await app.close();
     await producer.close();
   }
 });
@@ -36,17 +37,27 @@ async function listening(delayMs: number) {
   producer.start();
   await until(() => producer.ready);
   const drain = createDrain({ delayMs, logger });
+  const metrics = createIngestMetrics({ defaultMetrics: false });
+  const encoder = new MemoryEncoder();
   const app = await buildApp({
     sources: parseSources(JSON.stringify({ energy: { keys: { k1: KEY } } })),
     store: producer,
-    encoder: new MemoryEncoder(),
+    encoder,
     logger,
-    metrics: createIngestMetrics({ defaultMetrics: false }),
+    metrics,
+  });
+  // /readyz lives on the ops server (INGEST_OPS_PORT), the webhooks on the public one.
+  const ops = await buildOpsApp({
+    store: producer,
+    encoder,
+    metrics,
+    logger,
     draining: () => drain.draining,
   });
-  opened.push({ app, producer });
+  opened.push({ apps: [app, ops], producer });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { app, kafka, drain, url };
+  const opsUrl = await ops.listen({ host: '127.0.0.1', port: 0 });
+  return { app, ops, kafka, drain, url, opsUrl };
 }
 
 function post(url: string, id: string) {
@@ -60,20 +71,23 @@ function post(url: string, id: string) {
 
 describe('the drain before ingest stops', () => {
   it('fails /readyz at once while webhooks are still stored, and the listener closes only after the delay', async () => {
-    const { app, kafka, drain, url } = await listening(600);
-    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    const { app, ops, kafka, drain, url, opsUrl } = await listening(600);
+    expect((await fetch(`${opsUrl}/readyz`)).status).toBe(200);
 
     const started = Date.now();
     // What runIngest does on SIGTERM: drain, then close.
-    const stopped = drain.begin().then(() => app.close());
+    const stopped = drain.begin().then(async () => {
+      await app.close();
+      await ops.close();
+    });
 
-    const ready = await fetch(`${url}/readyz`);
+    const ready = await fetch(`${opsUrl}/readyz`);
     expect(ready.status).toBe(503);
     expect(((await ready.json()) as { checks: Record<string, boolean> }).checks.accepting).toBe(false);
     // A webhook routed here before the Service dropped the pod is still taken, and stored.
     expect((await post(url, 'wh_during_drain')).status).toBe(200);
     expect(kafka.acked.map((r) => r.key)).toContain('wh_during_drain');
-    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${opsUrl}/healthz`)).status).toBe(200);
 
     await stopped;
     expect(Date.now() - started).toBeGreaterThanOrEqual(590);

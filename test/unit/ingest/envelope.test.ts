@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { buildEnvelope, envelopeHeaders, queryString } from '../../../ingest/webhooks/envelope.js';
+import {
+  buildEnvelope,
+  envelopeHeaders,
+  MAX_HEADER_VALUE_CHARS,
+  queryString,
+} from '../../../ingest/webhooks/envelope.js';
 
 describe('envelope', () => {
-  it('keeps the headers that describe the delivery, in lower case, and drops credentials and hop-by-hop ones', () => {
+  it('keeps only the allow-listed headers: never the signature, credentials, tracing or hop-by-hop ones', () => {
     expect(
       envelopeHeaders({
         'content-type': 'application/json',
@@ -11,6 +16,7 @@ describe('envelope', () => {
         'x-signature': 'sha1=00',
         'x-request-id': 'r1',
         'x-forwarded-for': ['10.0.0.1', '10.0.0.2'],
+        'x-access-key': 'secret',
         authorization: 'Bearer secret',
         cookie: 'a=b',
         'x-api-key': 'secret',
@@ -23,28 +29,31 @@ describe('envelope', () => {
       'content-type': 'application/json',
       'user-agent': 'Platform-Webhooks/1.4.2',
       accept: '*/*',
-      'x-signature': 'sha1=00',
-      'x-request-id': 'r1',
-      'x-forwarded-for': '10.0.0.1, 10.0.0.2',
     });
   });
 
+  it('cuts a kept header value to its bound', () => {
+    const headers = envelopeHeaders({ 'user-agent': 'u'.repeat(100_000) });
+    expect(headers['user-agent']).toHaveLength(MAX_HEADER_VALUE_CHARS);
+  });
+
   it('takes the query string without its question mark, or null', () => {
-    expect(queryString('/webhooks/energy?tenant=7&x=%20')).toBe('tenant=7&x=%20');
+    expect(queryString('/webhooks/energy?tenant=7&x=%20', new Set(['tenant', 'x']))).toBe('tenant=7&x=%20');
     expect(queryString('/webhooks/energy')).toBeNull();
     expect(queryString('/webhooks/energy?')).toBeNull();
   });
 
-  it('masks the value of every credential-looking query parameter, keeping the rest as sent', () => {
+  it('masks every query value but those of the allow-listed names, keeping names and order', () => {
     expect(
       queryString(
-        '/webhooks/energy?tenant=7&token=abc&api_key=k1&apiKey=k2&Secret=s&signature=f0&sig=f1&password=p&access%5Ftoken=t&x=%20',
+        '/webhooks/energy?tenant=7&token=abc&pass=p&api_key=k1&Secret=s&signature=f0&access%5Ftoken=t&x=%20',
+        new Set(['tenant']),
       ),
-    ).toBe(
-      'tenant=7&token=***&api_key=***&apiKey=***&Secret=***&signature=***&sig=***&password=***&access%5Ftoken=***&x=%20',
-    );
+    ).toBe('tenant=7&token=***&pass=***&api_key=***&Secret=***&signature=***&access%5Ftoken=***&x=***');
+    expect(queryString('/webhooks/energy?Tenant=7&pass=p')).toBe('Tenant=***&pass=***');
+    expect(queryString('/webhooks/energy?%74enant=7', new Set(['tenant']))).toBe('%74enant=7');
     expect(queryString('/webhooks/energy?flag&token')).toBe('flag&token');
-    expect(queryString('/webhooks/energy?%E0%A4%A=1&designation=x')).toBe('%E0%A4%A=1&designation=x');
+    expect(queryString('/webhooks/energy?%E0%A4%A=1&designation=x')).toBe('%E0%A4%A=***&designation=***');
   });
 
   it('carries the body bytes as they are and the key id, never a key', () => {
@@ -53,7 +62,7 @@ describe('envelope', () => {
       source: 'energy',
       body,
       headers: { 'content-type': 'text/plain' },
-      url: '/webhooks/energy?a=1',
+      query: 'a=1',
       extracted: { webhookId: 'wh_1', fromBody: true, trigger: 'UserAdded', webhookDate: null },
       verifiedKeyId: 'k1',
       receivedAt: 1_700_000_000_000,

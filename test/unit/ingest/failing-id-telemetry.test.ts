@@ -1,25 +1,39 @@
 // The failing-id list through the ingest app: which answers put an id on it and take it off, what
 // /metrics shows, and the log lines an operator gets (fastify.inject, a fake Kafka, a moved clock).
 import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../ingest/app.js';
+import { INGEST_ERR_UNAVAILABLE } from '../../../ingest/errors.js';
 import { createIngestMetrics } from '../../../ingest/metrics.js';
 import { RawProducer } from '../../../ingest/producer/raw-producer.js';
 import { parseSources } from '../../../ingest/sources.js';
 import { digestKey } from '../../../ingest/webhooks/extract.js';
-import { FailingIds } from '../../../ingest/webhooks/failing-ids.js';
+import { FailingIds, keptId } from '../../../ingest/webhooks/failing-ids.js';
 import { signBody } from '../../../ingest/webhooks/signature.js';
+import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
 import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
 
-const KEY = 'unit-key-failing-ids';
+const KEY = 'unit-key-failing-ids-0123456789abcdef0123456789';
 const SOURCES = JSON.stringify({ energy: { keys: { k1: KEY } }, sandbox: { signature: 'none' } });
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-11-23T08:00:00Z');
 const body = (id: string) =>
   `{"webhook":{"id":"${id}","trigger":"UserAdded","date":"2026-11-23T07:59:00Z"},"data":{}}`;
 
+/** The registry away: a verified delivery gets 503 and the platform retries it. */
+class SwitchableEncoder extends MemoryEncoder {
+  unavailable = false;
+  override async encode(envelope: RawEnvelope): Promise<Buffer> {
+    if (this.unavailable) throw new INGEST_ERR_UNAVAILABLE();
+    return super.encode(envelope);
+  }
+}
+
 interface Harness {
   app: FastifyInstance;
+  registry: Registry;
+  encoder: SwitchableEncoder;
   kafka: FakeKafka;
   producer: RawProducer;
   failingIds: FailingIds;
@@ -47,15 +61,26 @@ async function harness(): Promise<Harness> {
   });
   producer.start();
   await until(() => producer.ready);
+  const encoder = new SwitchableEncoder();
+  const metrics = createIngestMetrics({ defaultMetrics: false });
   const app = await buildApp({
     sources: parseSources(SOURCES),
     store: producer,
-    encoder: new MemoryEncoder(),
+    encoder,
     logger,
-    metrics: createIngestMetrics({ defaultMetrics: false }),
+    metrics,
     failingIds,
   });
-  const h = { app, kafka, producer, failingIds, advance: (ms: number) => (now += ms), logs: text };
+  const h = {
+    app,
+    registry: metrics.registry,
+    encoder,
+    kafka,
+    producer,
+    failingIds,
+    advance: (ms: number) => (now += ms),
+    logs: text,
+  };
   open.push(h);
   return h;
 }
@@ -66,6 +91,16 @@ afterEach(async () => {
     await h.producer.close();
   }
 });
+
+/** A verified delivery answered 503 (the registry away): what the platform retries. */
+async function fail(h: Harness, payload: string) {
+  h.encoder.unavailable = true;
+  try {
+    return await post(h, payload);
+  } finally {
+    h.encoder.unavailable = false;
+  }
+}
 
 function post(h: Harness, payload: string, signature: string = signBody(payload, KEY), source = 'energy') {
   return h.app.inject({
@@ -78,7 +113,7 @@ function post(h: Harness, payload: string, signature: string = signBody(payload,
 
 /** One sample's value from /metrics, or undefined when the series is absent. */
 async function sample(h: Harness, series: string): Promise<number | undefined> {
-  const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const text = await h.registry.metrics();
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
@@ -96,9 +131,9 @@ describe('failing webhook ids in ingest', () => {
     expect(await sample(h, OLDEST)).toBe(0);
   });
 
-  it('keeps a refused id (by its webhook.id) until a retry of it is stored, then forgets it', async () => {
+  it('keeps a failing id (by its webhook.id) until a retry of it is stored, then forgets it', async () => {
     const h = await harness();
-    expect((await post(h, body('wh_1'), 'sha1=0000')).statusCode).toBe(401);
+    expect((await fail(h, body('wh_1'))).statusCode).toBe(503);
     h.advance(30 * 60_000);
     h.kafka.behaviour = 'fail';
     expect((await post(h, body('wh_1'))).statusCode).toBe(503);
@@ -125,20 +160,38 @@ describe('failing webhook ids in ingest', () => {
   it('keys a body without a readable webhook.id by its sha1, as ingest stores it', async () => {
     const h = await harness();
     const unreadable = '{"webhook": not json';
-    expect((await post(h, unreadable, 'sha1=0000')).statusCode).toBe(401);
+    expect((await fail(h, unreadable)).statusCode).toBe(503);
     expect(h.failingIds.get('energy', digestKey(Buffer.from(unreadable)))).toMatchObject({ attempts: 1 });
   });
 
   it('does not track a request that names no source or whose body was never read', async () => {
     const h = await harness();
-    expect((await post(h, body('wh_nowhere'), undefined, 'nope')).statusCode).toBe(404);
+    expect((await post(h, body('wh_nowhere'), undefined, 'nope')).statusCode).toBe(401);
     expect(h.failingIds.size).toBe(0);
+  });
+
+  it('remembers nothing of a request whose signature fails: its body is never read for an id', async () => {
+    const h = await harness();
+    const forged = body('x'.repeat(100_000));
+    for (let i = 0; i < 5; i++) expect((await post(h, forged, 'sha1=0000')).statusCode).toBe(401);
+    expect((await post(h, '{"webhook":{"id":12345678901234567890}}', 'sha1=0000')).statusCode).toBe(401);
+    expect(h.failingIds.size).toBe(0);
+    expect(await sample(h, FAILING)).toBe(0);
+    expect(h.logs()).not.toContain('xxxxxxxxxx');
+  });
+
+  it('holds a long id of a verified delivery by its digest, not its text', async () => {
+    const h = await harness();
+    const long = 'y'.repeat(10_000);
+    expect((await fail(h, body(long))).statusCode).toBe(503);
+    expect(h.failingIds.get('energy', long)).toMatchObject({ webhookId: keptId(long), attempts: 1 });
+    expect(keptId(long)).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
   it('logs an id failing for over an hour once, then not on every retry', async () => {
     const h = await harness();
     for (let minute = 0; minute <= 120; minute += 20) {
-      await post(h, body('wh_slow'), 'sha1=0000');
+      await fail(h, body('wh_slow'));
       h.advance(20 * 60_000);
     }
     const lines = h
@@ -149,14 +202,14 @@ describe('failing webhook ids in ingest', () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({
       source: 'energy',
       webhookId: 'wh_slow',
-      lastStatus: 401,
+      lastStatus: 503,
       attempts: 4,
     });
   });
 
   it('forgets an id the platform gave up on after 72 hours, counts and logs it', async () => {
     const h = await harness();
-    await post(h, body('wh_lost'), 'sha1=0000');
+    await fail(h, body('wh_lost'));
     h.advance(71 * HOUR);
     expect(await sample(h, OLDEST)).toBe(71 * 3600);
     h.advance(HOUR);
@@ -167,7 +220,7 @@ describe('failing webhook ids in ingest', () => {
 
   it('holds a bounded number of ids and counts the evicted', async () => {
     const h = await harness();
-    for (const id of ['a', 'b', 'c', 'd', 'e']) await post(h, body(id), 'sha1=0000');
+    for (const id of ['a', 'b', 'c', 'd', 'e']) await fail(h, body(id));
     expect(h.failingIds.size).toBe(3);
     expect(await sample(h, FAILING)).toBe(3);
     expect(await sample(h, attemptsCount('evicted'))).toBe(2);

@@ -58,4 +58,26 @@ describe('the quarantine bound', () => {
     expect(bound.take('energy', 1, T0 - 60_000)).toBe('over-rate');
     expect(bound.take('energy', 1, T0 + 1_000)).toBe('keep');
   });
+
+  it('caps all sources together: a flood over many sources stops at the total', () => {
+    const bound = new QuarantineBound({
+      requestsPerSecond: 10,
+      bytesPerSecond: 1_000_000,
+      total: { requestsPerSecond: 3, bytesPerSecond: 1_000_000 },
+      burstSeconds: 1,
+    });
+    const verdicts = ['a', 'b', 'c', 'd', 'e'].map((source) => bound.take(source, 10, T0));
+    expect(verdicts).toEqual(['keep', 'keep', 'keep', 'over-total', 'over-total']);
+    expect(bound.take('a', 10, T0 + 1_000)).toBe('keep');
+  });
+
+  it('takes more bytes for a record larger than first counted, or gives back what it took', () => {
+    const bound = new QuarantineBound({ requestsPerSecond: 2, bytesPerSecond: 100, burstSeconds: 1 });
+    expect(bound.take('energy', 40, T0)).toBe('keep');
+    expect(bound.takeMore('energy', 40, 50, T0)).toBe('keep');
+    expect(bound.take('energy', 10, T0)).toBe('keep');
+    // 0 bytes left: the request is not kept, and its 10 bytes and its request come back.
+    expect(bound.takeMore('energy', 10, 20, T0)).toBe('over-bytes');
+    expect(bound.take('energy', 10, T0)).toBe('keep');
+  });
 });

@@ -10,7 +10,7 @@ import { signBody } from '../../../ingest/webhooks/signature.js';
 import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
 
 const SOURCES = JSON.stringify({
-  energy: { keys: { k1: 'configured-key' } },
+  energy: { keys: { k1: 'configured-key-0123456789abcdef0123456789' } },
   sandbox: { signature: 'none' },
 });
 const BODY = '{"webhook":{"id":"wh_7","trigger":"UserAdded","date":"2026-11-20T10:00:00Z"},"data":{}}';
@@ -67,10 +67,10 @@ describe('the webhook route and the quarantine', () => {
     expect(response.statusCode).toBe(401);
     expect(response.json()).toEqual({
       code: 'INGEST_ERR_SIGNATURE',
-      message: 'Signature check failed: mismatch',
+      message: 'Signature check failed',
     });
     expect(h.held).toHaveLength(1);
-    expect(h.held[0]).toMatchObject({ reason: 'mismatch', url: '/webhooks/energy?tenant=7' });
+    expect(h.held[0]).toMatchObject({ reason: 'mismatch', query: 'tenant=***' });
     expect(h.held[0]!.source.name).toBe('energy');
     expect(h.held[0]!.body.toString()).toBe(BODY);
     expect(h.kafka.acked).toHaveLength(0);
@@ -84,9 +84,12 @@ describe('the webhook route and the quarantine', () => {
 
   it('never hands over an unknown source, an insecure source or an authentic delivery', async () => {
     const h = await appWithQuarantine();
-    expect((await h.post('/webhooks/nobody', signBody(BODY, 'x'))).statusCode).toBe(404);
+    expect((await h.post('/webhooks/nobody', signBody(BODY, 'x'))).statusCode).toBe(401);
     expect((await h.post('/webhooks/sandbox', signBody(BODY, 'x'))).statusCode).toBe(200);
-    expect((await h.post('/webhooks/energy', signBody(BODY, 'configured-key'))).statusCode).toBe(200);
+    expect(
+      (await h.post('/webhooks/energy', signBody(BODY, 'configured-key-0123456789abcdef0123456789')))
+        .statusCode,
+    ).toBe(200);
     expect(h.held).toHaveLength(0);
   });
 });

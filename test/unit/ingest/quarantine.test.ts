@@ -34,7 +34,7 @@ function refused(overrides: Partial<RefusedRequest> = {}): RefusedRequest {
       authorization: 'Bearer secret',
       host: 'ingest',
     },
-    url: '/webhooks/energy?tenant=7',
+    query: 'tenant=7',
     receivedAt: 1_700_000_000_000,
     ingestId: 'req-1',
     reason: 'mismatch',
@@ -77,13 +77,13 @@ describe('the quarantined record', () => {
   });
 });
 
-function harness({ perSecond = 1_000, storeFails = false } = {}) {
+function harness({ perSecond = 1_000, storeFails = false, bytesPerSecond = 1_000_000 } = {}) {
   const metrics = createIngestMetrics({ defaultMetrics: false });
   const stored: RawRecord[] = [];
   const deferred: Array<() => void> = [];
   const { logger, text } = capturingLogger();
   const quarantine = createQuarantine({
-    bound: new QuarantineBound({ requestsPerSecond: perSecond, bytesPerSecond: 1_000_000, burstSeconds: 1 }),
+    bound: new QuarantineBound({ requestsPerSecond: perSecond, bytesPerSecond, burstSeconds: 1 }),
     encode: async (record) => Buffer.from(JSON.stringify({ ...record, body: record.body.toString() })),
     store: async (record) => {
       if (storeFails) throw new Error('broker down');
@@ -136,5 +136,48 @@ describe('holding a refused request', () => {
     ]);
     expect(h.logText()).toContain('refused request not quarantined');
     expect(h.logText()).not.toContain('UserAdded');
+  });
+
+  it('keeps only a signature that does not match: a missing, malformed or other-algorithm one never verifies', async () => {
+    const h = harness();
+    for (const reason of ['missing', 'malformed', 'algorithm'] as const)
+      h.quarantine.hold(refused({ reason }));
+    await h.runDeferred();
+    expect(h.stored).toHaveLength(0);
+    expect(await h.count('hookledger_ingest_quarantine_dropped_total')).toEqual([
+      { labels: { source: 'energy', reason: 'unverifiable' }, value: 3 },
+    ]);
+  });
+
+  it('counts the whole record against the byte bound: a long id weighs twice, not once', async () => {
+    // 100 kB of budget: a 30 kB body whose id is the whole body makes a record of 60 kB and more.
+    const h = harness({ bytesPerSecond: 100_000 });
+    const heavy = (n: number) =>
+      Buffer.from(`{"webhook":{"id":"${String(n).padEnd(30_000, 'x')}","trigger":"UserAdded"}}`);
+    for (let n = 0; n < 5; n++) {
+      h.quarantine.hold(refused({ body: heavy(n), ingestId: `req-${n}` }));
+      await h.runDeferred();
+    }
+    const kept = h.stored.reduce((sum, r) => sum + r.value.length + Buffer.byteLength(r.key), 0);
+    expect(h.stored).toHaveLength(1);
+    expect(kept).toBeLessThanOrEqual(100_000);
+    const dropped = await h.count('hookledger_ingest_quarantine_dropped_total');
+    expect(dropped.reduce((sum, d) => sum + d.value, 0)).toBe(4);
+  });
+
+  it('keeps only the allow-listed headers and the signature, each value cut to its bound', () => {
+    const record = quarantineRecord(
+      refused({
+        headers: {
+          'content-type': 'application/json',
+          'x-signature': 'sha1=00',
+          'user-agent': 'u'.repeat(100_000),
+          'x-forged-1': 'h'.repeat(8_000),
+          'x-access-key': 'secret',
+        },
+      }),
+    );
+    expect(Object.keys(record.headers).sort()).toEqual(['content-type', 'user-agent', 'x-signature']);
+    expect(record.headers['user-agent']!.length).toBeLessThanOrEqual(512);
   });
 });

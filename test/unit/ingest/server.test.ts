@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { buildApp, type IngestDeps } from '../../../ingest/app.js';
+import { buildApp, DEFAULT_LIMITS, type IngestDeps } from '../../../ingest/app.js';
 import { createIngestMetrics } from '../../../ingest/metrics.js';
 import { RawProducer } from '../../../ingest/producer/raw-producer.js';
 import { parseSources } from '../../../ingest/sources.js';
 import { signBody } from '../../../ingest/webhooks/signature.js';
 import { capturingLogger, FakeKafka, MemoryEncoder, until } from './fakes.js';
 
-const KEY = 'server-test-key';
+const KEY = 'server-test-key-0123456789abcdef0123456789';
 const BODY = '{"webhook":{"id":"wh_1"}}';
 const opened: Array<{ app: FastifyInstance; producer: RawProducer }> = [];
 
@@ -91,6 +91,38 @@ describe('ingest server', () => {
     const started = Date.now();
     await new Promise((resolve) => socket.on('close', resolve));
     clearInterval(trickle);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('closes connections over the maximum as they arrive, and keeps serving the others', async () => {
+    const { port, url } = await listening({ limits: { maxConnections: 2 } });
+    const held = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+    await Promise.all(held.map((s) => new Promise((resolve) => s.once('connect', resolve))));
+    await new Promise((r) => setTimeout(r, 100));
+    const third = connect(port, '127.0.0.1');
+    third.on('error', () => undefined);
+    third.write('GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n');
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      third.on('data', (chunk) => {
+        text += chunk;
+      });
+      third.on('close', () => resolve(text));
+    });
+    expect(answer).toBe('');
+    for (const socket of held) socket.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await fetch(`${url}/webhooks/energy`, { method: 'POST', body: BODY })).status).toBe(401);
+  });
+
+  it('closes an idle kept-alive connection after its keep-alive timeout, well under 72 s', async () => {
+    expect(DEFAULT_LIMITS.keepAliveTimeoutMs).toBeLessThan(72_000);
+    const { port } = await listening({ limits: { keepAliveTimeoutMs: 300 } });
+    const socket = connect(port, '127.0.0.1');
+    socket.resume();
+    socket.write('GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n');
+    const started = Date.now();
+    await new Promise((resolve) => socket.on('close', resolve));
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 

@@ -5,7 +5,9 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { insecureSources, loadSources, parseSources } from '../../../ingest/sources.js';
 import { ConfigError } from '../../../runtime/config.js';
 
-const SECRET = 'very-secret-key-material';
+const SECRET = 'very-secret-key-material-0123456789abcdef';
+const KEY_A = '3f9c1e5a7b2d4f6081a3c5e7f9b1d3f5';
+const KEY_B = '8e6c4a2f0d1b3957e8c6a4f2d0b19375';
 
 function messageOf(run: () => unknown): string {
   try {
@@ -18,14 +20,23 @@ function messageOf(run: () => unknown): string {
 }
 
 describe('sources', () => {
+  it("accepts the contract's sample keys: 20 bytes and more, RFC 2104's minimum for HMAC-SHA1", () => {
+    const sources = parseSources(
+      JSON.stringify({
+        fixtures: { keys: { k1: 'fixture-shared-key-1', k2: 'fixture-shared-key-2-rotated' } },
+      }),
+    );
+    expect([...sources.get('fixtures')!.keys.keys()]).toEqual(['k1', 'k2']);
+  });
+
   it('reads the documented example: keys per source, an insecure source', () => {
     const sources = parseSources(
-      JSON.stringify({ energy: { keys: { k2026a: 'a', k2026b: 'b' } }, sandbox: { signature: 'none' } }),
+      JSON.stringify({ energy: { keys: { k2026a: KEY_A, k2026b: KEY_B } }, sandbox: { signature: 'none' } }),
     );
     const energy = sources.get('energy')!;
     expect(energy.signature).toBe('required');
     expect([...energy.keys.keys()]).toEqual(['k2026a', 'k2026b']);
-    expect(energy.keys.get('k2026a')).toEqual(Buffer.from('a'));
+    expect(energy.keys.get('k2026a')).toEqual(Buffer.from(KEY_A));
     expect(sources.get('sandbox')).toMatchObject({ signature: 'none' });
     expect(insecureSources(sources)).toEqual(['sandbox']);
   });
@@ -39,11 +50,31 @@ describe('sources', () => {
     ['an empty key list', { energy: { keys: {} } }, 'energy.keys: needs at least one key'],
     [
       'an insecure source with keys',
-      { s: { signature: 'none', keys: { k: 'x' } } },
+      { s: { signature: 'none', keys: { k: KEY_A } } },
       's.keys: a source declared',
     ],
     ['an unknown signature policy', { s: { signature: 'optional' } }, 's.signature:'],
-    ['a misspelt property', { s: { key: { k: 'x' } } }, 's:'],
+    ['a misspelt property', { s: { key: { k: KEY_A } } }, 's:'],
+    [
+      "a key shorter than HMAC-SHA1's 20 bytes",
+      { s: { keys: { k: 'short-but-not-empty' } } },
+      's.keys.k: a key is at least 20 bytes (this one has 19)',
+    ],
+    [
+      "docker-compose's placeholder",
+      { s: { keys: { k1: 'change-me' } } },
+      's.keys.k1: a key is at least 20 bytes',
+    ],
+    [
+      'a long placeholder',
+      { s: { keys: { k1: 'change-me-to-a-long-random-secret-please' } } },
+      's.keys.k1: this key is a placeholder',
+    ],
+    [
+      'a key of one repeated character',
+      { s: { keys: { k1: 'a'.repeat(64) } } },
+      's.keys.k1: this key is a placeholder',
+    ],
     ['an empty key', { s: { keys: { k: '' } } }, 's.keys.k: a key is a non-empty string'],
     ['a key that is not a string', { s: { keys: { k: 42 } } }, 's.keys.k: a key is a non-empty string'],
     ['a source name that is not a path segment', { 'a/b': { signature: 'none' } }, 'a source name is'],
@@ -60,6 +91,36 @@ describe('sources', () => {
     expect(messageOf(() => parseSources(`{"s":{"keys":{"k":"${SECRET}"},"signature":"x"}}`))).not.toContain(
       SECRET,
     );
+  });
+
+  it('never repeats a weak key in its message', () => {
+    for (const key of ['change-me', 'change-me-to-a-long-random-secret-please', 'z'.repeat(40)]) {
+      const message = messageOf(() => parseSources(JSON.stringify({ s: { keys: { k: key } } })));
+      expect(message).not.toContain(key);
+    }
+  });
+
+  it('refuses a source declared insecure unless INGEST_UNSIGNED_SOURCES names it', () => {
+    const HOOKLEDGER_SOURCES = JSON.stringify({
+      energy: { keys: { k1: KEY_A } },
+      sandbox: { signature: 'none' },
+      demo: { signature: 'none' },
+    });
+    const refused = messageOf(() => loadSources({ HOOKLEDGER_SOURCES }));
+    expect(refused).toMatch(/^INGEST_UNSIGNED_SOURCES: source "sandbox", "demo" accepts unsigned deliveries/);
+    expect(refused).not.toContain('\n');
+    expect(messageOf(() => loadSources({ HOOKLEDGER_SOURCES, INGEST_UNSIGNED_SOURCES: 'sandbox' }))).toMatch(
+      /source "demo" accepts/,
+    );
+    const sources = loadSources({ HOOKLEDGER_SOURCES, INGEST_UNSIGNED_SOURCES: 'sandbox, demo' });
+    expect(insecureSources(sources)).toEqual(['sandbox', 'demo']);
+    // Naming a signed source changes nothing: it still needs its signature.
+    expect(
+      loadSources({
+        HOOKLEDGER_SOURCES: JSON.stringify({ energy: { keys: { k1: KEY_A } } }),
+        INGEST_UNSIGNED_SOURCES: 'energy',
+      }).get('energy')!.signature,
+    ).toBe('required');
   });
 
   it('reads the sources from a file (secrets mounted as files)', () => {

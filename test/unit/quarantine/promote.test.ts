@@ -27,7 +27,8 @@ describe('a promoted request', () => {
       webhookDate: '2026-11-23T10:00:00Z',
       receivedAt: 1_700_000_000_000,
       body: held.body,
-      headers: held.headers,
+      // The signature promote verified stays in the quarantine: raw never carries one.
+      headers: { 'content-type': 'application/json' },
       query: 'tenant=7',
       verifiedKeyId: 'k2026b',
       ingestId: 'req-1',

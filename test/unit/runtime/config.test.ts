@@ -42,7 +42,32 @@ describe('configuration from the environment', () => {
 
   it("refuses a dedupe window shorter than the platform's 72 h of retries", () => {
     expect(errorOf({ ...minimal, DEDUPE_WINDOW: '48h' })).toMatch(/^DEDUPE_WINDOW: must be at least .*72h/);
-    expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '72h' }).DEDUPE_WINDOW).toBe(72 * 3_600_000);
+    expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '72h', WEBHOOK_MAX_AGE: '72h' }).DEDUPE_WINDOW).toBe(
+      72 * 3_600_000,
+    );
+  });
+
+  it('bounds a delivery by its age: 72 h of retries plus 1 h by default, never under 72 h nor over the dedupe window', () => {
+    const config = loadConfig(minimal);
+    expect(config.WEBHOOK_MAX_AGE).toBe(73 * 3_600_000);
+    expect(config.WEBHOOK_MAX_AHEAD).toBe(5 * 60_000);
+    expect(errorOf({ ...minimal, WEBHOOK_MAX_AGE: '24h' })).toMatch(
+      /^WEBHOOK_MAX_AGE: must be at least .*72h/,
+    );
+    // The window must cover the age limit, or a replay after the window would be routed again.
+    expect(errorOf({ ...minimal, DEDUPE_WINDOW: '72h' })).toMatch(
+      /^DEDUPE_WINDOW: must be at least WEBHOOK_MAX_AGE \(73h\)/,
+    );
+    expect(errorOf({ ...minimal, WEBHOOK_MAX_AGE: '8d' })).toMatch(
+      /^DEDUPE_WINDOW: must be at least WEBHOOK_MAX_AGE \(192h\)/,
+    );
+  });
+
+  it('serves operations on the loopback by default, on a port of their own', () => {
+    const config = loadConfig(minimal);
+    expect(config.INGEST_OPS_HOST).toBe('127.0.0.1');
+    expect(config.INGEST_OPS_PORT).toBe(9091);
+    expect(config.INGEST_PORT).not.toBe(config.INGEST_OPS_PORT);
   });
 
   it('refuses a deadline that the platform would time out before', () => {

@@ -110,7 +110,7 @@ function envelope(id: string, body: string): RawEnvelope {
   };
 }
 
-const KEY = 'simulate-test-key';
+const KEY = 'simulate-test-key-0123456789abcdef0123456789';
 const fast = [
   '--key',
   KEY,

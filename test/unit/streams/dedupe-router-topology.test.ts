@@ -13,8 +13,9 @@ const WINDOW = 72 * HOUR;
 const RAW = 'webhooks.raw';
 const CHANGELOG = 'webhooks.dedupe-changelog';
 
-function topology() {
+function topology(routeSettings = {}) {
   return dedupeTopology({
+    routeSettings,
     rawTopic: RAW,
     changelogTopic: CHANGELOG,
     topicOf: (logical) => logical,
@@ -105,5 +106,24 @@ describe('the dedupe-router topology', () => {
     driver.pipe(RAW, 0, { key: a!.webhookId, value: ok(a!), timestamp: T0 + 81 * HOUR });
     driver.pipe(RAW, 0, { key: b!.webhookId, value: ok(b!), timestamp: T0 + 81 * HOUR });
     expect(driver.sink('webhooks.unique').map((u) => u.key)).toEqual([a, b, c, a].map((e) => e!.webhookId));
+  });
+
+  it('dead-letters a replay of an old delivery as too-old, and routes it once an operator redrives it', () => {
+    const driver = new TopologyTestDriver(topology({ maxAgeMs: 73 * HOUR, maxAheadMs: 5 * 60_000 }));
+    const [fixture] = storedDeliveries().filter((d) => d.delivery.expect.topics.includes('entity.user'));
+    const replayed = { ...fixture!.envelope, receivedAt: T0 + 30 * 24 * HOUR };
+    driver.pipe(RAW, 0, { key: replayed.webhookId, value: ok(replayed), timestamp: replayed.receivedAt });
+    expect(driver.sink('webhooks.dlq').map((d) => (d.value as { reason: string }).reason)).toEqual([
+      'too-old',
+    ]);
+    expect(driver.sink('entity.user')).toHaveLength(0);
+    driver.pipe(RAW, 0, {
+      key: replayed.webhookId,
+      value: ok(replayed),
+      timestamp: replayed.receivedAt + 1,
+      headers: { [REDRIVE_HEADER]: 'operator-checked' },
+    });
+    expect(driver.sink('entity.user')).toHaveLength(1);
+    expect(driver.sink('webhooks.dlq')).toHaveLength(1);
   });
 });

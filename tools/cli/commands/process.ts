@@ -30,7 +30,8 @@ options:
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_DATE_ZONE (the zone
 a webhook.date without one is read in: UTC or an offset such as +01:00; unset, it is dead-lettered),
-PROCESSOR_HOST, PROCESSOR_PORT, PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS,
+WEBHOOK_MAX_AGE / WEBHOOK_MAX_AHEAD (73h / 5m: a delivery received longer after its webhook.date, or dated
+further ahead, is dead-lettered too-old / from-the-future; redrive lets it through), PROCESSOR_HOST, PROCESSOR_PORT, PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS,
 HOOKLEDGER_INSTANCE_ID (keep it across restarts; one per instance running at the same time), LOG_LEVEL
 
 ${CONNECTION_HELP}

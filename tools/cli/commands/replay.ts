@@ -52,8 +52,9 @@ options:
   --trigger <name>        only deliveries with this trigger (repeatable); others are skipped
   -h, --help              this text
 
-environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_DATE_ZONE (give it the
-live router's value, so the replay routes alike), INGEST_BODY_LIMIT,
+environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_MAX_AGE,
+WEBHOOK_MAX_AHEAD, WEBHOOK_DATE_ZONE (give them the live router's values, so the replay routes alike),
+INGEST_BODY_LIMIT,
 PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS, LOG_LEVEL
 
 ${CONNECTION_HELP}

@@ -158,8 +158,17 @@ export const command: Command = {
       hostVariable: 'PROCESSOR_HOST',
       portVariable: 'PROCESSOR_PORT',
     };
+    const ingestOpsAt: ListenTarget = {
+      host: early.INGEST_OPS_HOST,
+      port: early.INGEST_OPS_PORT,
+      hostVariable: 'INGEST_OPS_HOST',
+      portVariable: 'INGEST_OPS_PORT',
+    };
     assertDistinctPorts(ingestAt, processorsAt);
+    assertDistinctPorts(ingestOpsAt, processorsAt);
+    assertDistinctPorts(ingestAt, ingestOpsAt);
     await assertPortFree(ingestAt);
+    await assertPortFree(ingestOpsAt);
     await assertPortFree(processorsAt);
 
     const registries: Registry[] = [];
@@ -225,6 +234,7 @@ export const command: Command = {
           topics: topics.topics.length,
           stages: processors.stages.map((stage) => stage.name),
           ingestBase: `${scheme}://${host(config.INGEST_HOST)}:${new URL(ingest.url).port}`,
+          ingestOpsBase: ingest.opsUrl.replace('//0.0.0.0:', '//127.0.0.1:'),
           processorsBase: processors.ops.url.replace('//0.0.0.0:', '//127.0.0.1:'),
           sources: [...sources.values()].map((s) => ({ name: s.name, signed: s.signature === 'required' })),
           ...(development ? { development } : {}),

@@ -23,6 +23,8 @@ export interface BannerInput {
   stages: readonly string[];
   /** http(s)://host:port of ingest. */
   ingestBase: string;
+  /** http://host:port of ingest's ops server (/metrics, /readyz): never the webhook port. */
+  ingestOpsBase: string;
   /** http://host:port of the processors' ops server. */
   processorsBase: string;
   sources: readonly SourceShown[];
@@ -56,7 +58,7 @@ export function bannerLines(input: BannerInput): string[] {
     );
   }
   lines.push(
-    `  logs      ${input.logFile}   metrics: ${ingestBase}/metrics  ${input.processorsBase}/metrics`,
+    `  logs      ${input.logFile}   metrics: ${input.ingestOpsBase}/metrics  ${input.processorsBase}/metrics`,
     'Ctrl-C stops everything this command started.',
   );
   return lines;

@@ -7,6 +7,7 @@ const common: BannerInput = {
   topics: 24,
   stages: ['dedupe-router', 'tables'],
   ingestBase: 'http://127.0.0.1:8080',
+  ingestOpsBase: 'http://127.0.0.1:9091',
   processorsBase: 'http://127.0.0.1:9090',
   sources: [{ name: 'local', signed: true }],
   logFile: '.hookledger/logs/hookledger.log',
@@ -23,6 +24,9 @@ describe('the start banner', () => {
     expect(text).toContain('key       k3y');
     expect(text).toContain('npx hookledger simulate --url http://127.0.0.1:8080/webhooks/local --key k3y');
     expect(text).toContain('.hookledger/logs/hookledger.log');
+    // Ingest's metrics are on its ops port, never the webhook port.
+    expect(text).toContain('metrics: http://127.0.0.1:9091/metrics  http://127.0.0.1:9090/metrics');
+    expect(text).not.toContain('8080/metrics');
     expect(text).toContain('Ctrl-C stops everything');
     expect(lines.length).toBeLessThanOrEqual(8);
   });

@@ -362,3 +362,39 @@ describe('route() with WEBHOOK_DATE_ZONE set', () => {
     expect(letter.message).toContain('commission.statusDate');
   });
 });
+
+describe('route() against replays: the age of webhook.date when ingest received it', () => {
+  const HOUR = 3_600_000;
+  const settings = { maxAgeMs: 73 * HOUR, maxAheadMs: 5 * 60_000 };
+  const dated = Date.parse('2026-11-20T12:00:00Z');
+  const at = (receivedAt: number) => envelopeFor(body(), { receivedAt });
+
+  it('routes a delivery within the platform’s 72 h of retries plus the slack', () => {
+    expect(route(at(dated + 72 * HOUR + 59 * 60_000), settings).kind).toBe('routed');
+    expect(route(at(dated - 4 * 60_000), settings).kind).toBe('routed');
+  });
+
+  it('dead-letters a delivery received after the limit as too-old, never to its entity stream', () => {
+    const decision = route(at(dated + 73 * HOUR + 1), settings);
+    const letter = deadLetter(decision);
+    expect(letter.reason).toBe('too-old');
+    expect(letter.stage).toBe('dedupe-router.route');
+    expect(letter.message).toMatch(/WEBHOOK_MAX_AGE \(73\.0 h\)/);
+    expect(decision.outputs.map((o) => o.topic)).toEqual(['webhooks.unique', 'webhooks.dlq']);
+  });
+
+  it('dead-letters a date more than the allowed minutes ahead as from-the-future', () => {
+    expect(deadLetter(route(at(dated - 5 * 60_000 - 1), settings)).reason).toBe('from-the-future');
+  });
+
+  it('lets an operator’s redrive through whatever its age; every other check still holds', () => {
+    const old = at(dated + 400 * HOUR);
+    expect(route(old, settings, { operatorApproved: true }).kind).toBe('routed');
+    const bad = envelopeFor(body({ data: null }), { receivedAt: dated + 400 * HOUR });
+    expect(deadLetter(route(bad, settings, { operatorApproved: true })).reason).toBe('data-missing');
+  });
+
+  it('checks nothing when no limit is set (the settings the unit fixtures use)', () => {
+    expect(route(at(dated + 4_000 * HOUR)).kind).toBe('routed');
+  });
+});
