@@ -18,7 +18,8 @@ export interface AnswerDelay {
   /**
    * The next commit (EndTxn) sent through the proxy stalls for `ms`: its answer, and the answer to any
    * resend of it (same producer id and epoch), reach the producer only then (and, since answers come in
-   * order on a connection, whatever that connection answers after it). Resolves once the stall is over
+   * order on a connection, whatever that connection answers after it). The stall ends sooner if another
+   * epoch commits (the producer gave up on it and a new one took over). Resolves once the stall is over
    * and the answers are delivered, with how many EndTxn answers were held; 0 if no commit came within
    * `waitMs`.
    */
@@ -111,7 +112,15 @@ export async function startAnswerDelay(): Promise<AnswerDelay> {
             stall = { commit, end: Date.now() + armedMs };
             armedMs = undefined;
           }
-          if (stall?.commit === commit && Date.now() < stall.end) stalled.add(frame.readInt32BE(8));
+          if (stall !== undefined && Date.now() < stall.end) {
+            if (stall.commit === commit) stalled.add(frame.readInt32BE(8));
+            else {
+              // Another producer epoch commits: the producer gave up on the stalled commit, and the stall
+              // has done its work (its answer now reaches a producer that has moved on, if any).
+              stall.end = Date.now();
+              for (const release of [...releases]) release();
+            }
+          }
         }
         broker.write(frame);
       }),
@@ -154,11 +163,14 @@ export async function startAnswerDelay(): Promise<AnswerDelay> {
       const before = heldCount;
       stall = undefined;
       armedMs = ms;
+      // Set by the connections' handlers: read through a function, which the compiler does not narrow.
+      const current = () => stall;
       const waitUntil = Date.now() + waitMs;
-      while (stall === undefined && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
+      while (current() === undefined && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
       armedMs = undefined;
-      if (stall === undefined) return 0;
-      await new Promise((r) => setTimeout(r, stall!.end - Date.now() + 50));
+      const started = current();
+      if (started === undefined) return 0;
+      while (Date.now() < started.end) await new Promise((r) => setTimeout(r, 50));
       for (const release of [...releases]) release();
       return heldCount - before;
     },
