@@ -1,11 +1,14 @@
-// A TCP proxy in front of one Kafka broker that can hold back the broker's answers to EndTxn (the
-// request that commits or aborts a transaction) for a while: the coordinator has committed, and the
-// producer does not hear so before its commit times out. Everything else passes untouched. The broker
+// A TCP proxy in front of one Kafka broker that can stall one commit's answer: the broker's answer to an
+// EndTxn (the request that commits a transaction) is held back for a while, and so are the answers to
+// any resend of that same commit. The coordinator has committed; the producer does not hear so before
+// its commit times out. Everything else passes untouched, a new producer's commits included. The broker
 // advertises the proxy's address, so every client (and the broker's own inter-broker calls) goes through it.
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 
 /** Kafka's api key of EndTxn. */
 const END_TXN = 26;
+/** EndTxn's first version with a flexible (tagged fields, compact strings) request header and body. */
+const END_TXN_FLEXIBLE = 3;
 
 export interface AnswerDelay {
   /** The proxy's port: what the broker advertises. */
@@ -13,13 +16,14 @@ export interface AnswerDelay {
   /** Where it forwards to: the broker's own port (set before the broker starts answering). */
   forwardTo(port: number): void;
   /**
-   * From now until `ms` from now, every EndTxn answer is held back until then (and, since answers come
-   * in order on a connection, whatever that connection answers after it). Resolves with how many
-   * EndTxn answers it held once the window closed and they were delivered.
+   * The next commit (EndTxn) sent through the proxy stalls for `ms`: its answer, and the answer to any
+   * resend of it (same producer id and epoch), reach the producer only then (and, since answers come in
+   * order on a connection, whatever that connection answers after it). The stall ends sooner if another
+   * epoch commits (the producer gave up on it and a new one took over). Resolves once the stall is over
+   * and the answers are delivered, with how many EndTxn answers were held; 0 if no commit came within
+   * `waitMs`.
    */
-  holdEndTxnAnswers(ms: number): Promise<number>;
-  /** How many EndTxn answers were held so far. */
-  held(): number;
+  stallNextCommit(ms: number, waitMs?: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -37,12 +41,48 @@ function frames(onFrame: (frame: Buffer) => void): (chunk: Buffer) => void {
   };
 }
 
+/** An unsigned varint at `offset`: its value and its length in bytes. */
+function uvarint(buffer: Buffer, offset: number): [number, number] {
+  let value = 0;
+  for (let i = 0; ; i++) {
+    const byte = buffer[offset + i]!;
+    value |= (byte & 0x7f) << (7 * i);
+    if ((byte & 0x80) === 0) return [value, i + 1];
+  }
+}
+
+/** The commit an EndTxn request names: its producer id and epoch (resends of it carry the same). */
+function endTxnCommit(frame: Buffer): string {
+  const version = frame.readInt16BE(6);
+  // Size (4), api key (2), version (2), correlation id (4), then the client id (int16-length string).
+  let offset = 12;
+  offset += 2 + Math.max(0, frame.readInt16BE(offset));
+  if (version >= END_TXN_FLEXIBLE) {
+    const [tags, tagsLength] = uvarint(frame, offset);
+    offset += tagsLength;
+    for (let i = 0; i < tags; i++) {
+      const [, tagLength] = uvarint(frame, offset);
+      offset += tagLength;
+      const [size, sizeLength] = uvarint(frame, offset);
+      offset += sizeLength + size;
+    }
+    // transactional_id as a compact string: length + 1, then the bytes.
+    const [lengthPlusOne, length] = uvarint(frame, offset);
+    offset += length + lengthPlusOne - 1;
+  } else {
+    offset += 2 + frame.readInt16BE(offset);
+  }
+  return `${frame.readBigInt64BE(offset)}:${frame.readInt16BE(offset + 8)}`;
+}
+
 export async function startAnswerDelay(): Promise<AnswerDelay> {
   let upstreamPort: number | undefined;
-  let windowEnd = 0;
+  /** The next EndTxn seen starts a stall of this many ms. */
+  let armedMs: number | undefined;
+  let stall: { commit: string; end: number } | undefined;
   let heldCount = 0;
   const sockets = new Set<Socket>();
-  /** Releases of connections whose answers are held, run when the window closes. */
+  /** Releases of connections whose answers are held, run when the stall ends. */
   const releases = new Set<() => void>();
 
   const server: Server = createServer((client) => {
@@ -52,8 +92,9 @@ export async function startAnswerDelay(): Promise<AnswerDelay> {
     }
     const broker = tcpConnect({ host: '127.0.0.1', port: upstreamPort });
     sockets.add(client).add(broker);
-    const endTxnIds = new Set<number>();
-    /** Answers waiting for the window to close, in order; undefined while none is held. */
+    /** Correlation ids of this connection's requests whose answers the stall holds. */
+    const stalled = new Set<number>();
+    /** Answers waiting for the stall to end, in order; undefined while none is held. */
     let holding: Buffer[] | undefined;
     const release = () => {
       const waiting = holding;
@@ -65,8 +106,22 @@ export async function startAnswerDelay(): Promise<AnswerDelay> {
     client.on(
       'data',
       frames((frame) => {
-        // Request header: api key (int16), api version (int16), correlation id (int32).
-        if (frame.length >= 12 && frame.readInt16BE(4) === END_TXN) endTxnIds.add(frame.readInt32BE(8));
+        if (frame.length >= 12 && frame.readInt16BE(4) === END_TXN) {
+          const commit = endTxnCommit(frame);
+          if (armedMs !== undefined && stall === undefined) {
+            stall = { commit, end: Date.now() + armedMs };
+            armedMs = undefined;
+          }
+          if (stall !== undefined && Date.now() < stall.end) {
+            if (stall.commit === commit) stalled.add(frame.readInt32BE(8));
+            else {
+              // Another producer epoch commits: the producer gave up on the stalled commit, and the stall
+              // has done its work (its answer now reaches a producer that has moved on, if any).
+              stall.end = Date.now();
+              for (const release of [...releases]) release();
+            }
+          }
+        }
         broker.write(frame);
       }),
     );
@@ -75,11 +130,11 @@ export async function startAnswerDelay(): Promise<AnswerDelay> {
       frames((frame) => {
         // Response header: correlation id (int32).
         const id = frame.length >= 8 ? frame.readInt32BE(4) : -1;
-        const isEndTxn = endTxnIds.delete(id);
-        if (holding === undefined && isEndTxn && Date.now() < windowEnd) {
+        if (stalled.delete(id) && holding === undefined && stall !== undefined && Date.now() < stall.end) {
           heldCount++;
           holding = [];
           releases.add(release);
+          setTimeout(release, stall.end - Date.now()).unref();
         }
         if (holding) holding.push(Buffer.from(frame));
         else client.write(frame);
@@ -104,17 +159,24 @@ export async function startAnswerDelay(): Promise<AnswerDelay> {
     forwardTo(port) {
       upstreamPort = port;
     },
-    async holdEndTxnAnswers(ms) {
+    async stallNextCommit(ms, waitMs = 60_000) {
       const before = heldCount;
-      windowEnd = Date.now() + ms;
-      await new Promise((r) => setTimeout(r, ms));
-      windowEnd = 0;
+      stall = undefined;
+      armedMs = ms;
+      // Set by the connections' handlers: read through a function, which the compiler does not narrow.
+      const current = () => stall;
+      const waitUntil = Date.now() + waitMs;
+      while (current() === undefined && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
+      armedMs = undefined;
+      const started = current();
+      if (started === undefined) return 0;
+      while (Date.now() < started.end) await new Promise((r) => setTimeout(r, 50));
       for (const release of [...releases]) release();
       return heldCount - before;
     },
-    held: () => heldCount,
     async close() {
-      windowEnd = 0;
+      armedMs = undefined;
+      stall = undefined;
       for (const release of [...releases]) release();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

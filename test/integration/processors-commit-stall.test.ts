@@ -1,7 +1,7 @@
 // The dedupe-router when a commit's outcome is unknown: its transaction coordinator commits, and the
 // answer reaches the router only after the router's commit has timed out (every attempt of it). The
 // router must not go on as if that transaction had been rolled back: no id twice downstream, none lost.
-// A broker of its own, behind a proxy that holds back the broker's answers to EndTxn for a while.
+// A broker of its own, behind a proxy that stalls the answer to one commit (and to its resends).
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
@@ -11,8 +11,8 @@ import { expectExactlyOnce, ProcessorsHarness, randomPrefix, waitReady } from '.
 import { generateLoad } from './processors-load.js';
 
 /**
- * Longer than the router waits for a commit today (three attempts of 30 s, its floor for a transaction
- * operation), so that the commit fails with its outcome unknown, and then some.
+ * How long one commit's answer stalls: longer than the router waits for a commit today (three attempts
+ * of 30 s, its floor for a transaction operation), so that the commit fails with its outcome unknown.
  */
 const HOLD_MS = 100_000;
 const STEP_TIMEOUT_MS = 90_000;
@@ -87,9 +87,9 @@ describe('the dedupe-router when its transaction coordinator answers a commit to
       await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
       await waitReady(`${router.url}/readyz`, STEP_TIMEOUT_MS);
 
-      // Deliveries keep coming: the router commits all the time, and the next commit's answer is held.
+      // Deliveries keep coming: the router commits all the time, and the next commit's answer stalls.
       const feeder = feed(harness, load.envelopes.slice(quarter));
-      const held = await delay.holdEndTxnAnswers(HOLD_MS);
+      const held = await delay.stallNextCommit(HOLD_MS);
       const fed = quarter + (await feeder.stop());
       await harness.produceRaw(load.envelopes.slice(fed));
       expect(held, 'no commit answer was held: the fault did not happen').toBeGreaterThan(0);

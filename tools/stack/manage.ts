@@ -1,4 +1,4 @@
-// Acting on a stack that another process started (`stack up` earlier): status, down, restart of Kafka.
+// Acting on a stack that another process started (`stack up` earlier): status, down, Kafka and registry faults and restarts.
 import { rm } from 'node:fs/promises';
 import type { Logger } from '../../runtime/log.js';
 import { type RegistryAccess, registryAccess } from '../../schemas/registry-access.js';
