@@ -70,6 +70,11 @@ const environment = z.object({
   SCHEMA_REGISTRY_PASSWORD: z.string().optional(),
   SCHEMA_REGISTRY_BEARER_TOKEN: z.string().optional(),
   SCHEMA_REGISTRY_CA_FILE: z.string().optional(),
+  /**
+   * false: the services only look schemas up, never register one (`hookledger topics` still registers),
+   * so their registry login needs read rights only (docs/security.md).
+   */
+  SCHEMA_REGISTRY_AUTO_REGISTER: flag.default(true),
   TOPIC_PREFIX: z
     .string()
     .regex(/^[a-zA-Z0-9._-]*$/, 'expected letters, digits, ".", "_" or "-"')

@@ -12,6 +12,8 @@ export interface RegistryAccess {
   bearerToken?: string;
   /** PEM CA certificates the registry's TLS certificate must chain to (instead of Node's public ones). */
   ca?: Buffer;
+  /** false (SCHEMA_REGISTRY_AUTO_REGISTER=false): `register` only looks the schema up (serde.ts). */
+  autoRegister?: boolean;
 }
 
 export type RegistryConfig = Pick<
@@ -21,7 +23,8 @@ export type RegistryConfig = Pick<
   | 'SCHEMA_REGISTRY_PASSWORD'
   | 'SCHEMA_REGISTRY_BEARER_TOKEN'
   | 'SCHEMA_REGISTRY_CA_FILE'
->;
+> &
+  Partial<Pick<Config, 'SCHEMA_REGISTRY_AUTO_REGISTER'>>;
 
 type ReadFile = (path: string) => Buffer;
 
@@ -37,6 +40,7 @@ export function registryAccess(
     SCHEMA_REGISTRY_CA_FILE: caFile,
   } = config;
   const access: RegistryAccess = { registryUrl };
+  if (config.SCHEMA_REGISTRY_AUTO_REGISTER === false) access.autoRegister = false;
   if ((username === undefined) !== (password === undefined))
     throw new ConfigError(
       username === undefined

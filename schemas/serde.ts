@@ -26,6 +26,11 @@ export class CompatibilityLevelError extends Error {
   override name = 'CompatibilityLevelError';
 }
 
+/** Lookup-only mode, and the subject does not hold the schema: `hookledger topics` registers it. */
+export class SchemaNotRegisteredError extends Error {
+  override name = 'SchemaNotRegisteredError';
+}
+
 export interface RegisteredSubject {
   subject: string;
   /** The schema file (without .avsc). */
@@ -39,7 +44,10 @@ export interface DecodeOptions {
 }
 
 export interface Serde {
-  /** Registers a schema (Avro JSON text) under a subject with BACKWARD_TRANSITIVE; resolves to its id. */
+  /**
+   * Registers a schema (Avro JSON text) under a subject with BACKWARD_TRANSITIVE; resolves to its id.
+   * Lookup-only (autoRegister false): the id of this schema under the subject, or SchemaNotRegisteredError.
+   */
   register(subject: string, schema: string): Promise<number>;
   /** Registers every topic's value schema as `<topic>-value`; idempotent. */
   registerAll(prefix: string): Promise<RegisteredSubject[]>;
@@ -83,6 +91,7 @@ export function createSerde({
   auth,
   bearerToken,
   ca,
+  autoRegister = true,
 }: CreateSerdeOptions): Serde {
   const base = registryUrl.replace(/\/+$/, '');
   const registry = new SchemaRegistry({
@@ -119,6 +128,13 @@ export function createSerde({
   }
 
   async function register(subject: string, schema: string): Promise<number> {
+    if (!autoRegister) {
+      const id = await lookup(subject, schema);
+      if (id !== undefined) return id;
+      throw new SchemaNotRegisteredError(
+        `schema subject "${subject}" does not hold this version of the schema, and SCHEMA_REGISTRY_AUTO_REGISTER=false: run \`hookledger topics\` (it registers)`,
+      );
+    }
     const registerOnce = () =>
       registerOrFindExisting(subject, {
         register: async () =>

@@ -120,7 +120,8 @@ export async function setUpTopics({
   const registryUrl = config.SCHEMA_REGISTRY_URL;
   const schemas = dryRun
     ? []
-    : await createSerde({ ...registryAccess(config), clientId: 'hookledger-topics' })
+    : // The one command that registers, whatever SCHEMA_REGISTRY_AUTO_REGISTER says for the services.
+      await createSerde({ ...registryAccess(config), autoRegister: true, clientId: 'hookledger-topics' })
         .registerAll(config.TOPIC_PREFIX)
         .catch((error: unknown) => {
           if (error instanceof CompatibilityLevelError) throw error;
