@@ -9,7 +9,7 @@ import type {
 import { registerOrFindExisting } from './register-existing.js';
 import type { RegistryAccess } from './registry-access.js';
 import { loadSchema } from './schema-files.js';
-import { topicCatalog, valueSubject } from './topics.js';
+import { catalogSubjects } from './topics.js';
 
 /**
  * Every subject is registered with this level: a new schema must read data written with every earlier
@@ -167,23 +167,9 @@ export function createSerde({
   return {
     register,
     async registerAll(prefix) {
-      // Sizes and counts do not change which topics carry which schema.
-      const topics = topicCatalog({
-        prefix,
-        bodyLimit: 1,
-        dedupeWindowMs: 1,
-        partitions: 1,
-        replicationFactor: 1,
-      });
       const registered: RegisteredSubject[] = [];
-      for (const topic of topics) {
-        if (topic.valueSchema === undefined) continue;
-        const subject = valueSubject(topic.name);
-        registered.push({
-          subject,
-          schema: topic.valueSchema,
-          id: await register(subject, loadSchema(topic.valueSchema)),
-        });
+      for (const { subject, schema } of catalogSubjects(prefix)) {
+        registered.push({ subject, schema, id: await register(subject, loadSchema(schema)) });
       }
       return registered;
     },

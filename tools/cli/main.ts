@@ -1,7 +1,7 @@
 // The CLI entry: finds the subcommand, runs it, and turns its outcome into an exit code.
 import { ConfigError } from '../../runtime/config.js';
 import { readConfigFile, takeConfigOption } from '../config/file.js';
-import { type Command, UsageError } from './command.js';
+import { type Command, CommandFailed, UsageError } from './command.js';
 
 /**
  * Each command lives in its own module, loaded only when it runs (ingest does not load the stack);
@@ -134,7 +134,7 @@ try {
     process.exitCode = 2;
   } else if (error instanceof Error && 'userFacing' in error) {
     console.error(`hookledger: ${error.message}`);
-    process.exitCode = 1;
+    process.exitCode = error instanceof CommandFailed ? error.exitCode : 1;
   } else {
     console.error(error);
     process.exitCode = 1;
