@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { type DedicatedKafka, type StackKind, startDedicatedKafka } from '../../tools/stack/index.js';
+import type { Properties } from '../../tools/stack/properties.js';
 
 /** The shared stack the global setup started (or found through KAFKA_BROKERS / SCHEMA_REGISTRY_URL). */
 export interface TestStack {
@@ -38,10 +39,18 @@ export interface DedicatedBroker extends DedicatedKafka {
  * Local JVM or container, whichever the machine offers (a configured stack cannot provide one). With
  * `brokers` > 1, a local KRaft cluster (RF 3, min.insync.replicas 2) whose nodes fail one at a time.
  */
-export async function startDedicatedBroker(brokers = 1): Promise<DedicatedBroker> {
+export async function startDedicatedBroker(
+  brokers = 1,
+  /** Changes to server.properties (a local JVM then): a SASL listener and an authorizer, say. */
+  extraProperties?: (base: Properties) => Properties,
+): Promise<DedicatedBroker> {
   const stateDir = await mkdtemp(join(tmpdir(), 'hookledger-broker-'));
   try {
-    const kafka = await startDedicatedKafka({ stateDir, brokers });
+    const kafka = await startDedicatedKafka({
+      stateDir,
+      brokers,
+      ...(extraProperties ? { extraProperties } : {}),
+    });
     return Object.assign(kafka, {
       async dispose() {
         try {

@@ -11,6 +11,7 @@ import type { KafkaNode } from './kafka-process.js';
 import { runningKafkaPids } from './kafka-process.js';
 import { kafkaRelease } from './kafka-versions.js';
 import { startLocalStack } from './local.js';
+import type { Properties } from './properties.js';
 import { runningRegistryPid } from './registry-process.js';
 import { startSecureLocalStack } from './secure-stack.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
@@ -320,6 +321,8 @@ export async function startDedicatedKafka(options: {
   probes?: StackProbes;
   /** Nodes (local JVMs only): 1 (default), or a cluster such as 3 for tests that lose a broker. */
   brokers?: number;
+  /** Changes to server.properties (local JVMs only): a listener with SASL and an authorizer, say. */
+  extraProperties?: (base: Properties) => Properties;
 }): Promise<DedicatedKafka> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? silent();
@@ -328,6 +331,11 @@ export async function startDedicatedKafka(options: {
   const size = options.brokers ?? 1;
   if (kind === 'docker' && size > 1) {
     throw new StackError('a cluster of several brokers runs as local JVMs only (HOOKLEDGER_STACK=local)');
+  }
+  if (kind === 'docker' && options.extraProperties) {
+    throw new StackError(
+      'a broker with settings of its own runs as a local JVM only (HOOKLEDGER_STACK=local)',
+    );
   }
   if (kind === 'docker') {
     const docker = await startDockerKafka({ release, logger });
@@ -357,6 +365,7 @@ export async function startDedicatedKafka(options: {
     // Several may run beside the shared broker on a small machine.
     heap: ['-Xms128m', '-Xmx512m'],
     size,
+    ...(options.extraProperties ? { extraProperties: options.extraProperties } : {}),
   });
   await kafka.start();
   return {

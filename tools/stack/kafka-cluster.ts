@@ -11,6 +11,7 @@ import {
   clusterNodeIds,
   createKafkaNode,
   type KafkaNode,
+  type KafkaNodeOptions,
   kafkaPaths,
   runningKafkaPids,
 } from './kafka-process.js';
@@ -46,6 +47,8 @@ export interface LocalKafkaOptions {
   logger: Logger;
   detached?: boolean;
   heap?: string[];
+  /** Changes to each node's server.properties (a test broker with an authorizer, say). */
+  extraProperties?: KafkaNodeOptions['extraProperties'];
   /** How many nodes (default 1: the single node in `kafka/`). */
   size?: number;
 }
