@@ -3,8 +3,13 @@
 import { CONFIG_VARIABLES } from './config.js';
 import { SECRET_VARIABLES } from './secret-files.js';
 
-/** Read outside runtime/config.ts: ingest's sources, the local stack, simulate, the configuration file. */
+/**
+ * Read outside runtime/config.ts: ingest's sources, the local stack, simulate, the configuration file,
+ * the bin (HOOKLEDGER_COMPILED), the integration tests (HOOKLEDGER_KEEP_TEST_STACK).
+ */
 const OTHER_VARIABLES = [
+  'HOOKLEDGER_COMPILED',
+  'HOOKLEDGER_KEEP_TEST_STACK',
   'HOOKLEDGER_SOURCES',
   'HOOKLEDGER_SOURCES_FILE',
   'HOOKLEDGER_CONFIG_FILE',

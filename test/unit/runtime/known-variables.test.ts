@@ -47,12 +47,16 @@ describe('variables with a hookledger prefix', () => {
 
   it('knows every such variable the sources read', () => {
     const read = new Set<string>();
-    for (const dir of ['ingest', 'processors', 'runtime', 'schemas', 'tools']) {
-      for (const file of sourceFiles(join(root, dir))) {
-        if (file.includes(`${join('tools', 'bench')}`)) continue;
-        const text = readFileSync(file, 'utf8');
-        for (const m of text.matchAll(/\benv(?:\.|\[')([A-Z][A-Z0-9_]+)/g)) read.add(m[1]!);
-      }
+    const files = [
+      ...['ingest', 'processors', 'runtime', 'schemas', 'tools', 'test/helpers'].flatMap((dir) =>
+        sourceFiles(join(root, dir)),
+      ),
+      join(root, 'tools/cli/hookledger.js'),
+    ];
+    for (const file of files) {
+      if (file.includes(join('tools', 'bench'))) continue;
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/\benv(?:\.|\[')([A-Z][A-Z0-9_]+)/g)) read.add(m[1]!);
     }
     const ours = [...read].filter((name) => VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix)));
     expect(ours.length).toBeGreaterThan(10);
