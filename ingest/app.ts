@@ -47,6 +47,8 @@ export interface IngestDeps {
   quarantine?: Quarantine;
   /** The webhook ids answered with anything but 200 (tests pass one with their own clock). */
   failingIds?: FailingIds;
+  /** True once a drain before stopping began: /readyz fails while requests are still served. */
+  draining?: () => boolean;
 }
 
 export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
@@ -89,6 +91,7 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
 
   await app.register(healthPlugin, {
     checks: { producer: () => deps.store.ready, schema: () => deps.encoder.ready },
+    ...(deps.draining ? { draining: deps.draining } : {}),
   });
   await app.register(metricsPlugin, { metrics });
   await app.register(webhooksPlugin, {

@@ -22,6 +22,7 @@ import {
   valueSubject,
 } from '../schemas/topics.js';
 import { buildApp } from './app.js';
+import { createDrain } from './drain.js';
 import { createIngestMetrics, type IngestMetrics } from './metrics.js';
 import { RegistryEncoder } from './producer/encoder.js';
 import { kafkaProbe, kafkaProducerConnector } from './producer/kafka-producer.js';
@@ -46,6 +47,11 @@ export interface RunningIngest {
   encoder: RegistryEncoder;
   /** Its counters, for a status line (`hookledger start`). */
   metrics: IngestMetrics;
+  /**
+   * Before close() on SIGTERM: /readyz fails while requests are still answered, for
+   * INGEST_DRAIN_DELAY_MS, so whoever routes here stops before the listener closes.
+   */
+  drain(): Promise<void>;
   /** HTTP first (no new requests, in-flight ones answered), then the queue flushed, then disconnect. */
   close(): Promise<void>;
 }
@@ -145,6 +151,7 @@ export async function startIngest({
       ? startQuarantine({ config, settings, serde, metrics, logger })
       : undefined;
   const summary = startRequestSummary({ requests: metrics.requests, logger });
+  const drain = createDrain({ delayMs: config.INGEST_DRAIN_DELAY_MS, logger });
 
   let app: FastifyInstance | undefined;
   let closing: Promise<void> | undefined;
@@ -170,6 +177,7 @@ export async function startIngest({
       metrics,
       bodyLimit: config.INGEST_BODY_LIMIT,
       deadlineMs,
+      draining: () => drain.draining,
       ...(https ? { https } : {}),
       ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
     });
@@ -178,7 +186,7 @@ export async function startIngest({
       { address, rawTopic, sources: [...sources.keys()], bodyLimit: config.INGEST_BODY_LIMIT, deadlineMs },
       'ingest listening',
     );
-    return { app, url: address, producer, encoder, metrics, close };
+    return { app, url: address, producer, encoder, metrics, drain: () => drain.begin(), close };
   } catch (error) {
     // Nothing of a failed start may stay: the producer's reconnect loop alone keeps a process running.
     await close();
@@ -198,15 +206,23 @@ export async function runIngest(env: NodeJS.ProcessEnv = process.env): Promise<n
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   logger.info({ signal }, 'shutting down');
-  // Bounded: in-flight requests end by their deadline, the queue's flush by the send timeout.
+  // Bounded: the drain by its delay, in-flight requests by their deadline, the queue's flush by the send timeout.
   const force = setTimeout(
     () => {
       logger.error('graceful shutdown took too long; exiting');
       process.exit(1);
     },
-    2 * config.INGEST_DEADLINE_MS + 5_000,
+    config.INGEST_DRAIN_DELAY_MS + 2 * config.INGEST_DEADLINE_MS + 5_000,
   );
   force.unref();
+  // A second signal skips the rest of the drain (an operator's Ctrl-C twice).
+  await Promise.race([
+    running.drain(),
+    new Promise<void>((resolve) => {
+      process.once('SIGTERM', resolve);
+      process.once('SIGINT', resolve);
+    }),
+  ]);
   await running.close();
   clearTimeout(force);
   return 0;

@@ -25,8 +25,6 @@ export interface ProcessorSettings {
   logger: Logger;
   /** Which stages to run, in this order (default: all). */
   stages?: string[];
-  /** Batches of different partitions processed at once. */
-  concurrency?: number;
 }
 
 export interface RunningProcessors {
@@ -44,7 +42,6 @@ export async function startProcessors({
   config,
   logger,
   stages: names = Object.keys(STAGES),
-  concurrency = 1,
 }: ProcessorSettings): Promise<RunningProcessors> {
   // Out of reach: one line now, rather than stages that retry in the background and never get ready.
   await checkAll([
@@ -77,7 +74,7 @@ export async function startProcessors({
     for (const name of names) {
       const start = STAGES[name];
       if (!start) throw new Error(`unknown processor stage "${name}"`);
-      stages.push(await start({ config, logger, registry, concurrency }));
+      stages.push(await start({ config, logger, registry }));
     }
   } catch (error) {
     await closeStages();

@@ -89,6 +89,13 @@ const environment = z.object({
    * so their registry login needs read rights only (docs/security.md).
    */
   SCHEMA_REGISTRY_AUTO_REGISTER: flag.default(true),
+  /**
+   * How long one registry request may go unanswered (a frozen registry accepts connections and never
+   * answers): the processors' poll loop waits no longer, so keep it under the transaction timeout.
+   */
+  SCHEMA_REGISTRY_TIMEOUT: duration('5s or 500ms')
+    .default(5_000)
+    .pipe(z.number().int().min(100, 'expected at least 100ms').max(120_000, 'expected at most 2m')),
   TOPIC_PREFIX: z
     .string()
     .regex(/^[a-zA-Z0-9._-]*$/, 'expected letters, digits, ".", "_" or "-"')
@@ -125,6 +132,11 @@ const environment = z.object({
     29_000,
     "must stay under the platform's 30 s timeout",
   ).default(10_000),
+  /**
+   * On SIGTERM, how long /readyz answers 503 while the listener still serves, before it closes: load
+   * balancers and Kubernetes endpoints stop sending meanwhile, so a rolling update refuses no webhook.
+   */
+  INGEST_DRAIN_DELAY_MS: boundedDuration('5s', 0, 120_000).default(5_000),
   INGEST_LINGER_MS: boundedDuration('2ms', 0, 1_000).default(2),
   INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),
@@ -230,4 +242,6 @@ export const DURATION_VARIABLES: readonly string[] = [
   'INGEST_LINGER_MS',
   'PROCESSOR_SESSION_TIMEOUT_MS',
   'PROCESSOR_TRANSACTION_TIMEOUT_MS',
+  'SCHEMA_REGISTRY_TIMEOUT',
+  'INGEST_DRAIN_DELAY_MS',
 ];

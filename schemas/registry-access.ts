@@ -14,6 +14,8 @@ export interface RegistryAccess {
   ca?: Buffer;
   /** false (SCHEMA_REGISTRY_AUTO_REGISTER=false): `register` only looks the schema up (serde.ts). */
   autoRegister?: boolean;
+  /** How long one request may go unanswered before it fails (SCHEMA_REGISTRY_TIMEOUT). */
+  timeoutMs?: number;
 }
 
 export type RegistryConfig = Pick<
@@ -24,7 +26,7 @@ export type RegistryConfig = Pick<
   | 'SCHEMA_REGISTRY_BEARER_TOKEN'
   | 'SCHEMA_REGISTRY_CA_FILE'
 > &
-  Partial<Pick<Config, 'SCHEMA_REGISTRY_AUTO_REGISTER'>>;
+  Partial<Pick<Config, 'SCHEMA_REGISTRY_AUTO_REGISTER' | 'SCHEMA_REGISTRY_TIMEOUT'>>;
 
 type ReadFile = (path: string) => Buffer;
 
@@ -41,6 +43,7 @@ export function registryAccess(
   } = config;
   const access: RegistryAccess = { registryUrl };
   if (config.SCHEMA_REGISTRY_AUTO_REGISTER === false) access.autoRegister = false;
+  if (config.SCHEMA_REGISTRY_TIMEOUT !== undefined) access.timeoutMs = config.SCHEMA_REGISTRY_TIMEOUT;
   if ((username === undefined) !== (password === undefined))
     throw new ConfigError(
       username === undefined

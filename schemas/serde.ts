@@ -85,6 +85,23 @@ export function bearerTokenMiddleware(token: string): Middleware {
   });
 }
 
+/**
+ * Fails a request that gets no answer within `timeoutMs` (the library sets none: a registry that accepts
+ * connections and never answers would hold a decode, and the poll loop awaiting it, for ever). It
+ * surfaces as a 400 "Timeout (Nms)", which errors.ts classifies as transient.
+ */
+export function timeoutMiddleware(timeoutMs: number): Middleware {
+  return () => ({
+    async prepareRequest(next) {
+      const request = await next();
+      return request.enhance({ timeout: timeoutMs });
+    },
+  });
+}
+
+/** SCHEMA_REGISTRY_TIMEOUT's default. */
+export const DEFAULT_REGISTRY_TIMEOUT_MS = 5_000;
+
 export function createSerde({
   registryUrl,
   clientId = 'hookledger',
@@ -92,13 +109,14 @@ export function createSerde({
   bearerToken,
   ca,
   autoRegister = true,
+  timeoutMs = DEFAULT_REGISTRY_TIMEOUT_MS,
 }: CreateSerdeOptions): Serde {
   const base = registryUrl.replace(/\/+$/, '');
   const registry = new SchemaRegistry({
     host: base,
     clientId,
     ...(auth ? { auth } : {}),
-    ...(bearerToken ? { middlewares: [bearerTokenMiddleware(bearerToken)] } : {}),
+    middlewares: [timeoutMiddleware(timeoutMs), ...(bearerToken ? [bearerTokenMiddleware(bearerToken)] : [])],
     // Only for a CA of its own: otherwise Node's public CAs, as for any https URL.
     ...(ca ? { agent: new HttpsAgent({ ca, keepAlive: true }) } : {}),
   });

@@ -2,6 +2,7 @@
 
 import { type Config, ConfigError } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
+import { assertCoPartitioned } from '../../runtime/kafka/co-partitioning.js';
 import { isLoginRefused } from '../../runtime/kafka/login.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { resourceId } from '../../runtime/kafka/resource-ids.js';
@@ -10,7 +11,7 @@ import type { Logger } from '../../runtime/log.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
-import { startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { stallTimeoutMs, startStreamApp } from '../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../runtime/streams/topology.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
@@ -63,6 +64,11 @@ export async function startDedupeRouter({
   const log = logger.child({ stage: DEDUPE_ROUTER });
   const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-dedupe-router' });
   const kafka: KafkaSettings = kafkaSettings(config, 'hookledger-dedupe-router', log);
+  const names = topicNames(config.TOPIC_PREFIX);
+  // Partitions added to webhooks.raw (or its changelog) would let a retry pass as new: refuse to start.
+  await withAdmin(kafka, (admin) =>
+    assertCoPartitioned(admin, DEDUPE_ROUTER, [{ input: names.raw, changelog: names.dedupeChangelog }]),
+  );
   await checkRetention(kafka, config, log);
   const topology = await liveDedupeTopology(config, serde);
   const metrics = createStreamMetrics({ app: DEDUPE_ROUTER, registry, events: dedupeMetricEvents(registry) });
@@ -77,6 +83,7 @@ export async function startDedupeRouter({
         logger: log,
         instrument: metrics.instrument,
         transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
+        stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
       }),
     logger: log,

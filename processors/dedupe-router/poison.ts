@@ -1,5 +1,6 @@
 // Raw records the router cannot decode at all (not the envelope's Avro, unknown schema id, no value):
 // they go to the DLQ with what the record had, and never stop their partition.
+import { classifyRecordError } from '../../runtime/streams/errors.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { DeadLetter, DlqReason, DlqStage } from './dead-letter.js';
 
@@ -19,16 +20,11 @@ export type RawInput =
     };
 
 /**
- * Whether a decode error says the bytes are bad (a poison record) rather than that the registry
- * could not be asked (then the batch is retried, not dead-lettered).
+ * Whether a decode error says the bytes are bad (a poison record) rather than that the registry could
+ * not be asked (then the batch is retried, not dead-lettered): the stream kit's one classification.
  */
 export function isUndecodable(error: unknown): boolean {
-  const e = error as { name?: unknown; status?: unknown; code?: unknown };
-  if (e?.name === 'ConfluentSchemaRegistryArgumentError') return true;
-  if (typeof e?.status === 'number') return e.status === 404 || e.status === 422;
-  if (typeof e?.code === 'string') return false; // ECONNREFUSED, ETIMEDOUT, …
-  // Framing (serde's own check) and Avro errors (truncated buffer, invalid union index, …).
-  return error instanceof Error && !/fetch failed|network|timeout|socket/i.test(error.message);
+  return classifyRecordError(error) === 'deterministic';
 }
 
 /** The dead letter of an undecodable record: its bytes as the body, its key as the id. */

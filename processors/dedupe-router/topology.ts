@@ -1,6 +1,6 @@
 // The dedupe-router as data: webhooks.raw → DedupeProcessor → unique, entity.*, failures, dlq; its
 // store logs to webhooks.dedupe-changelog. Topic names come in, so replay runs it side by side.
-import type { SinkNode, Topology } from '../../runtime/streams/topology.js';
+import type { SinkNode, SourceMessage, Topology } from '../../runtime/streams/topology.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
@@ -44,6 +44,18 @@ export interface DedupeTopologyOptions {
   route?: (envelope: RawEnvelope) => RouteDecision;
 }
 
+/** A raw record that is not an envelope the router can read: dead-lettered with what it had. */
+function poisonInput(message: SourceMessage, text: string): RawInput {
+  return {
+    ok: false,
+    message: text,
+    key: message.key?.toString('utf8') ?? null,
+    value: message.value,
+    timestamp: message.timestamp,
+    position: `${message.topic}/${message.partition}/${message.offset}`,
+  };
+}
+
 export function dedupeTopology({
   rawTopic,
   changelogTopic,
@@ -72,24 +84,16 @@ export function dedupeTopology({
       {
         topic: rawTopic,
         async deserialize(message): Promise<RawInput> {
-          const position = `${message.topic}/${message.partition}/${message.offset}`;
-          const poison = (text: string): RawInput => ({
-            ok: false,
-            message: text,
-            key: message.key?.toString('utf8') ?? null,
-            value: message.value,
-            timestamp: message.timestamp,
-            position,
-          });
-          if (message.value === null) return poison('the record has no value');
+          if (message.value === null) return poisonInput(message, 'the record has no value');
           try {
             schemaIdOf(message.value);
             return { ok: true, envelope: await serde.decode<RawEnvelope>(message.value) };
           } catch (error) {
             if (!isUndecodable(error)) throw error;
-            return poison((error as Error).message);
+            return poisonInput(message, (error as Error).message);
           }
         },
+        poison: poisonInput,
       },
     ],
     processor: { name: 'dedupe', create: () => new DedupeProcessor(routeSettings, route) },

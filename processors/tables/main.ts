@@ -1,10 +1,12 @@
 // Starts the tables stage: schema ids looked up once, then the topology exactly-once on its group.
+import { withAdmin } from '../../runtime/kafka/admin.js';
+import { assertCoPartitioned } from '../../runtime/kafka/co-partitioning.js';
 import { resourceId } from '../../runtime/kafka/resource-ids.js';
 import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
-import { startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { stallTimeoutMs, startStreamApp } from '../../runtime/streams/stream-runner.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
 import { TABLE_STREAMS, topicNames, valueSubject } from '../../schemas/topics.js';
@@ -26,6 +28,18 @@ export async function startTables({
   const prefix = config.TOPIC_PREFIX;
   const names = topicNames(prefix);
   const log = logger.child({ stage: TABLES });
+  const kafka = kafkaSettings(config, 'hookledger-tables', log);
+  // A table's state is restored partition for partition from its merge changelog: the counts must match.
+  await withAdmin(kafka, (admin) =>
+    assertCoPartitioned(
+      admin,
+      TABLES,
+      TABLE_STREAMS.map((stream) => ({
+        input: names.entity(stream),
+        changelog: names.mergeChangelog(stream),
+      })),
+    ),
+  );
   const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-tables' });
   const tables: TableTopic[] = [];
   for (const stream of TABLE_STREAMS) {
@@ -43,13 +57,14 @@ export async function startTables({
   const app = await startRejoiningApp({
     start: () =>
       startStreamApp({
-        kafka: kafkaSettings(config, 'hookledger-tables', log),
+        kafka,
         topology,
         appId: tablesAppId(prefix),
         instanceId,
         logger: log,
         instrument: metrics.instrument,
         transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
+        stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
       }),
     logger: log,

@@ -139,7 +139,7 @@ export function formatConflicts(conflicts: readonly TopicConflict[]): string {
       ? 'an existing topic conflicts with its expected configuration'
       : `${conflicts.length} settings of existing topics conflict with their expected configuration`;
   const fixed = conflicts.some((c) => c.setting === 'partitions')
-    ? ' (a partition count is fixed once: it is never changed, since ids would move away from their state)'
+    ? ' (a partition count is fixed once: added partitions would send a retried webhook id to a store that never saw it; to scale out, copy webhooks.raw into a new topic set with more partitions and replay it there: hookledger repartition, docs/scaling.md)'
     : '';
   return `${head}: ${items.join('; ')}${fixed}`;
 }

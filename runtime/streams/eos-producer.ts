@@ -11,7 +11,6 @@ import {
   type KafkaSettings,
   toKafkaError,
 } from '../kafka/rdkafka.js';
-import type { Logger } from '../log.js';
 
 export interface EosProducerOptions {
   settings: KafkaSettings;
@@ -20,7 +19,6 @@ export interface EosProducerOptions {
   transactionTimeoutMs: number;
   /** The largest record any sink topic accepts (librdkafka refuses larger ones before sending). */
   maxMessageBytes: number;
-  logger: Logger;
 }
 
 export interface OutRecord {
@@ -100,7 +98,8 @@ export class EosProducer {
     const producer = this.#require();
     const headers: MessageHeader[] | undefined =
       record.headers === undefined ? undefined : Object.entries(record.headers).map(([k, v]) => ({ [k]: v }));
-    for (let waited = 0; ; waited++) {
+    const started = Date.now();
+    for (;;) {
       try {
         producer.produce(
           record.topic,
@@ -114,8 +113,10 @@ export class EosProducer {
         return;
       } catch (error) {
         const e = toKafkaError(error, `produce to ${record.topic}`);
-        // The local queue is full: librdkafka drains it in the background; wait and try again.
-        if (e.code !== ERRORS.ERR__QUEUE_FULL || waited > 3_000) throw e;
+        // The local queue is full: librdkafka drains it in the background; wait and try again, for
+        // no longer than half the transaction's time (the poll loop's waits stay under its stall limit).
+        if (e.code !== ERRORS.ERR__QUEUE_FULL || Date.now() - started > this.options.transactionTimeoutMs / 2)
+          throw e;
         producer.poll();
         await sleep(5);
       }
@@ -141,18 +142,25 @@ export class EosProducer {
     );
   }
 
+  /**
+   * Commits the open transaction within `timeoutMs`. A retriable failure (a timeout) leaves the commit in
+   * progress, and calling it again is what librdkafka asks, while time is left; past that the error goes
+   * to the caller, for whom the outcome is unknown.
+   */
   async commit(timeoutMs: number): Promise<void> {
     if (!this.#open) return;
     const producer = this.#require();
-    // A retriable failure (a timeout) leaves the outcome open: committing again is what librdkafka asks.
-    for (let attempt = 0; ; attempt++) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
       try {
-        await call('commitTransaction', (cb) => producer.commitTransaction(timeoutMs, cb));
+        await call('commitTransaction', (cb) =>
+          producer.commitTransaction(Math.max(1, deadline - Date.now()), cb),
+        );
         this.#open = false;
         return;
       } catch (error) {
         const e = toKafkaError(error);
-        if (!e.retriable || e.abortable || attempt >= 2) throw e;
+        if (!e.retriable || e.abortable || Date.now() >= deadline) throw e;
       }
     }
   }

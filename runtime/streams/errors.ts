@@ -1,5 +1,6 @@
 // How the stream kit reads librdkafka errors: keep going, abort and retry, or stop the app.
 import { ERRORS, isFenced } from '../kafka/rdkafka.js';
+import { isProgrammerError } from './retry.js';
 
 /**
  * retriable: try the same call again. abortable: abort the transaction, rewind, retry after a
@@ -54,4 +55,101 @@ export function isFailedProducer(error: unknown): boolean {
 /** The app stops: the reason, for the one line the CLI prints. */
 export class StreamAppStoppedError extends Error {
   override name = 'StreamAppStoppedError';
+}
+
+/**
+ * The app cannot go on with its clients and in-memory state, but new ones can (Kafka Streams'
+ * REPLACE_THREAD): a commit whose outcome is unknown, a partition that could not be moved back after a
+ * failure, a poll loop stuck past the transaction timeout. The app stops with it, and the rejoining
+ * wrapper (rejoining-app.ts) starts a new app, whose partitions restore from what was committed.
+ */
+export class NewClientsNeededError extends Error {
+  override name = 'NewClientsNeededError';
+}
+
+/** commitTransaction failed in a way that does not say whether EndTxn reached the coordinator. */
+export class CommitOutcomeUnknownError extends NewClientsNeededError {
+  override name = 'CommitOutcomeUnknownError';
+}
+
+/** The poll loop (or its failure handling) waited longer than it may: something never answered. */
+export class LoopStalledError extends NewClientsNeededError {
+  override name = 'LoopStalledError';
+}
+
+/** The open transaction holds records of a partition this instance no longer owns: it must abort. */
+export class PartitionsLostError extends Error {
+  override name = 'PartitionsLostError';
+  readonly abortable = true;
+}
+
+/**
+ * How a failure on one record is retried. transient: the same record may succeed later (the registry or
+ * a broker out of reach, a timeout, a 5xx or 429): retried with a back-off for as long as it lasts.
+ * deterministic: the same record fails the same way (bad bytes, a bug, a 4xx answer, a value over a
+ * size limit): tried a few times (RECORD_ATTEMPTS), then dead-lettered.
+ */
+export type RecordErrorClass = 'transient' | 'deterministic';
+
+/** A record failing deterministically is tried this many times, then dead-lettered (docs/design.md). */
+export const RECORD_ATTEMPTS = 5;
+
+/** Node's and undici's codes for a peer out of reach or too slow. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/**
+ * The registry client (mappersmith) reports a request that never got an answer as a 400 whose message
+ * names the cause ("Error, status 400: connect ECONNREFUSED 127.0.0.1:8081", "Timeout (5000ms)"):
+ * classified by that cause, not by the status it prints.
+ */
+const NO_ANSWER =
+  /\b(ECONNREFUSED|ECONNRESET|ECONNABORTED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)\b|Timeout \(\d+ms\)|socket hang up|fetch failed/i;
+
+/** Kafka refuses the record itself: sending it again fails the same way. */
+const RECORD_REFUSED_CODES = new Set<number>([
+  ERRORS.ERR_MSG_SIZE_TOO_LARGE,
+  ERRORS.ERR_INVALID_RECORD,
+  ERRORS.ERR_RECORD_LIST_TOO_LARGE,
+]);
+
+export function classifyRecordError(error: unknown): RecordErrorClass {
+  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    const kind = classifyOne(e);
+    if (kind !== undefined) return kind;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return 'deterministic';
+}
+
+/** One error of a cause chain: its class, or undefined when it does not say (its cause may). */
+function classifyOne(error: unknown): RecordErrorClass | undefined {
+  const e = error as { code?: unknown; status?: unknown; message?: unknown; name?: unknown };
+  // Node's fetch reports a peer out of reach as a TypeError "fetch failed" (the cause says which).
+  if (error instanceof TypeError && e.message === 'fetch failed') return 'transient';
+  // Bugs, not weather, whatever code they carry (a TypeError with code ERR_INVALID_ARG_TYPE).
+  if (isProgrammerError(error)) return 'deterministic';
+  if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) return 'transient';
+  if (typeof e.code === 'number' && e.name === 'KafkaError')
+    return RECORD_REFUSED_CODES.has(e.code) ? 'deterministic' : 'transient';
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (typeof e.status === 'number') {
+    if (e.status >= 500 || e.status === 429 || e.status === 408) return 'transient';
+    return NO_ANSWER.test(message) ? 'transient' : 'deterministic';
+  }
+  if (NO_ANSWER.test(message)) return 'transient';
+  return undefined;
 }

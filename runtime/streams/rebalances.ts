@@ -2,6 +2,7 @@
 // task states (revoked, lost); the poll loop then acts on the queue: a revoke commits the open
 // transaction before the partitions are given back, a loss aborts it, an assignment makes paused tasks.
 import { errorFields } from '../log-error.js';
+import { NewClientsNeededError } from './errors.js';
 import type { RestoreOrchestrator } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext } from './runner-context.js';
 import type { TopicPartition } from './stream-clients.js';
@@ -160,8 +161,10 @@ export class Rebalances<V> {
     if (!cycle.inTransaction) return;
     // Lost: another member may own them already; nothing of this transaction may commit.
     if (lost) return cycle.abort('partitions lost');
-    // Revoked in order: what was processed is committed before the partitions are given back.
+    // Revoked in order: what was processed is committed before the partitions are given back. A commit
+    // whose outcome is unknown cannot be aborted: the loop hands it over to new clients.
     await cycle.commit().catch(async (error: unknown) => {
+      if (error instanceof NewClientsNeededError) throw error;
       this.context.log.warn(errorFields(error), 'commit before revoke failed; aborting');
       await cycle.abort('commit before revoke failed');
     });

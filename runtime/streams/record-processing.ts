@@ -1,11 +1,14 @@
-// One consumed record through its task: deserialized, processed, its outputs serialized and sent in
-// the open transaction; a record that cannot be processed goes to the topology's dead-letter sink.
+// One consumed record through its task: deserialized, processed, its outputs and changelog writes
+// size-checked, serialized and sent in the open transaction; a record that cannot be processed goes to
+// the topology's dead-letter sink. A record whose processing throws is remembered: after
+// RECORD_ATTEMPTS deterministic failures it is dead-lettered instead of tried again.
 import { errorFields } from '../log-error.js';
 import type { OutRecord } from './eos-producer.js';
+import { classifyRecordError, RECORD_ATTEMPTS } from './errors.js';
 import type { InputRecord } from './processor.js';
 import type { ConsumedMessage } from './stream-clients.js';
 import type { Outgoing, RecordFailure, StreamTask } from './stream-task.js';
-import type { SinkNode, SourceNode, Topology } from './topology.js';
+import type { SinkNode, SourceMessage, SourceNode, Topology } from './topology.js';
 import type { TransactionCycle } from './transaction-cycle.js';
 
 /** Kafka's per-record and per-batch overhead, with room: what a record adds to max.message.bytes. */
@@ -16,14 +19,6 @@ class OutputTooLargeError extends Error {
   override name = 'OutputTooLargeError';
 }
 
-/** Whether a serializer's error says the registry could not be asked (retry) rather than a bad value. */
-function isTransientSerializeError(error: unknown): boolean {
-  const e = error as { code?: unknown; status?: unknown; message?: unknown };
-  if (typeof e?.code === 'string') return true;
-  if (typeof e?.status === 'number') return e.status >= 500 || e.status === 429;
-  return typeof e?.message === 'string' && /fetch failed|network|timeout|socket|ECONN/i.test(e.message);
-}
-
 function recordBytes(record: OutRecord): number {
   let size = RECORD_OVERHEAD_BYTES + (record.key?.length ?? 0) + (record.value?.length ?? 0);
   for (const [name, value] of Object.entries(record.headers ?? {}))
@@ -31,9 +26,28 @@ function recordBytes(record: OutRecord): number {
   return size;
 }
 
+/** A record whose processing threw, and how often it did (deterministic failures only). */
+interface FailingRecord {
+  offset: bigint;
+  attempts: number;
+  /** Where it failed: before a value existed (deserialize), or after. */
+  stage: 'deserialize' | 'process';
+  error: unknown;
+}
+
+/** The record being processed: what a throw out of `process` is blamed on. */
+interface InFlight {
+  task: StreamTask<unknown>;
+  offset: bigint;
+  stage: FailingRecord['stage'];
+}
+
 export class RecordProcessing<V> {
   readonly #sources: Map<string, SourceNode<V>>;
   readonly #sinks: Map<string, SinkNode>;
+  /** Per task, the record that failed deterministically (a partition stops at its first one). */
+  readonly #failing = new WeakMap<StreamTask<V>, FailingRecord>();
+  #inFlight: InFlight | undefined;
 
   constructor(
     private readonly topology: Topology<V>,
@@ -43,6 +57,19 @@ export class RecordProcessing<V> {
   ) {
     this.#sources = new Map(topology.sources.map((s) => [s.topic, s]));
     this.#sinks = new Map(topology.sinks.map((s) => [s.name, s]));
+  }
+
+  #limitOf(topic: string): number {
+    return this.limits.get(topic) ?? DEFAULT_MAX_MESSAGE_BYTES;
+  }
+
+  #checkSize(task: StreamTask<V>, record: OutRecord): void {
+    const limit = this.#limitOf(record.topic);
+    const size = recordBytes(record);
+    if (size > limit)
+      throw new OutputTooLargeError(
+        `a record of ${size} bytes to ${record.topic} exceeds its max.message.bytes ${limit} (${task.topic}[${task.partition}])`,
+      );
   }
 
   async #serialize(task: StreamTask<V>, outputs: readonly Outgoing[]): Promise<OutRecord[]> {
@@ -56,15 +83,22 @@ export class RecordProcessing<V> {
         timestamp: o.timestamp,
         headers: o.headers,
       };
-      const limit = this.limits.get(record.topic) ?? DEFAULT_MAX_MESSAGE_BYTES;
-      const size = recordBytes(record);
-      if (size > limit)
-        throw new OutputTooLargeError(
-          `an output of ${size} bytes to ${record.topic} exceeds its max.message.bytes ${limit} (${task.topic}[${task.partition}])`,
-        );
+      this.#checkSize(task, record);
       out.push(record);
     }
     return out;
+  }
+
+  /** The record's changelog writes fit their topic (checked now: at commit they would fail every retry). */
+  #checkChangelog(task: StreamTask<V>): void {
+    for (const { topic, record } of task.recordChangelog())
+      this.#checkSize(task, {
+        topic,
+        partition: task.partition,
+        key: Buffer.from(record.key, 'utf8'),
+        value: record.value,
+        timestamp: record.timestamp,
+      });
   }
 
   /** A record that cannot be processed goes to the topology's dead-letter sink (or is skipped and counted). */
@@ -82,9 +116,10 @@ export class RecordProcessing<V> {
     }
     const sink = this.#sinks.get(hook.sink);
     if (sink === undefined) throw new TypeError(`no sink named ${hook.sink} in ${this.topology.name}`);
-    const { result } = task.withContext(record, (context) => hook.build(record, why, context));
     let serialized: OutRecord[];
     try {
+      const { result } = task.withContext(record, (context) => hook.build(record, why, context));
+      this.#checkChangelog(task);
       serialized = await this.#serialize(task, [
         {
           sink,
@@ -96,7 +131,7 @@ export class RecordProcessing<V> {
         },
       ]);
     } catch (error) {
-      if (isTransientSerializeError(error)) throw error;
+      if (classifyRecordError(error) === 'transient') throw error;
       task.undoRecord();
       task.log.error(
         { err: error, offset: record.offset },
@@ -109,53 +144,136 @@ export class RecordProcessing<V> {
     task.addEvent('stream.dead-letter', labels);
   }
 
+  /**
+   * The cycle failed with `error`: if a record was being processed and the error is deterministic, that
+   * record is charged one attempt. Returns the record's attempts so far (0: not a record's failure).
+   */
+  blame(error: unknown): number {
+    const inFlight = this.#inFlight;
+    this.#inFlight = undefined;
+    if (inFlight === undefined || classifyRecordError(error) === 'transient') return 0;
+    const task = inFlight.task as StreamTask<V>;
+    const earlier = this.#failing.get(task);
+    const attempts = earlier?.offset === inFlight.offset ? earlier.attempts + 1 : 1;
+    this.#failing.set(task, { offset: inFlight.offset, attempts, stage: inFlight.stage, error });
+    return attempts;
+  }
+
   /** Processes one consumed record of a running task in the open transaction (begun now if none is). */
   async process(task: StreamTask<V>, message: ConsumedMessage): Promise<void> {
     const offset = BigInt(message.offset);
-    // Fetched before a rewind: already done, or to be fetched again.
-    if (task.nextOffset !== undefined && offset < task.nextOffset) return;
-    const source = this.#sources.get(task.topic)!;
-    const key = message.key === undefined || message.key === null ? null : Buffer.from(message.key);
-    const timestamp = message.timestamp ?? 0;
-    const value = await source.deserialize({
-      topic: task.topic,
-      partition: task.partition,
-      offset: String(offset),
-      key,
-      value: message.value ?? null,
-      timestamp,
-    });
-    const headers: Record<string, string> = {};
-    for (const header of message.headers ?? []) {
-      for (const [name, v] of Object.entries(header))
-        headers[name] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+    // Fetched before a rewind, or before the partition's start was known: already done, or fetched again.
+    if (!task.position.isNew(offset)) return;
+    const failing = this.#failing.get(task);
+    if (failing !== undefined && failing.offset === offset && failing.attempts >= RECORD_ATTEMPTS) {
+      await this.#giveUp(task, message, failing);
+      return;
     }
-    const record: InputRecord<V> = {
-      topic: task.topic,
-      partition: task.partition,
-      offset: String(offset),
-      key: key === null ? null : key.toString('utf8'),
-      value,
-      timestamp,
-      headers,
-    };
+    this.#inFlight = { task: task as StreamTask<unknown>, offset, stage: 'deserialize' };
+    const value = await this.#sources.get(task.topic)!.deserialize(sourceMessage(task, message, offset));
+    this.#inFlight.stage = 'process';
+    const record = inputRecord(task, message, offset, value);
     await this.cycle.begin();
     this.cycle.counted();
     const result = task.process(record, offset);
     if ('failure' in result) {
       await this.#deadLetter(task, record, result.failure);
-      return;
+    } else {
+      let serialized: OutRecord[] | undefined;
+      try {
+        this.#checkChangelog(task);
+        serialized = await this.#serialize(task, result.outputs);
+      } catch (error) {
+        if (classifyRecordError(error) === 'transient') throw error;
+        const reason = error instanceof OutputTooLargeError ? 'output-too-large' : 'processor-error';
+        await this.#deadLetter(task, record, { reason, message: (error as Error).message, error });
+      }
+      if (serialized !== undefined) {
+        for (const r of serialized) await this.cycle.send(r);
+        task.keepRecord();
+      }
     }
-    let serialized: OutRecord[];
-    try {
-      serialized = await this.#serialize(task, result.outputs);
-    } catch (error) {
-      if (isTransientSerializeError(error)) throw error;
-      const reason = error instanceof OutputTooLargeError ? 'output-too-large' : 'processor-error';
-      await this.#deadLetter(task, record, { reason, message: (error as Error).message, error });
-      return;
-    }
-    for (const r of serialized) await this.cycle.send(r);
-    task.keepRecord();
+    this.#inFlight = undefined;
+    if (failing?.offset === offset) this.#failing.delete(task);
   }
+
+  /**
+   * A record failed deterministically RECORD_ATTEMPTS times: it is dead-lettered with the last error, and
+   * its partition goes on. One that failed before it had a value is handed to the dead-letter hook as
+   * the source's poison value (or skipped and counted, with an error line, where the source has none).
+   */
+  async #giveUp(task: StreamTask<V>, message: ConsumedMessage, failing: FailingRecord): Promise<void> {
+    this.#failing.delete(task);
+    const text = failing.error instanceof Error ? failing.error.message : String(failing.error);
+    const why: RecordFailure = {
+      reason: 'processor-error',
+      message: `failed ${failing.attempts} times: ${text}`,
+      error: failing.error,
+    };
+    const source = this.#sources.get(task.topic)!;
+    await this.cycle.begin();
+    this.cycle.counted();
+    task.position.processed(failing.offset);
+    const bytes = sourceMessage(task, message, failing.offset);
+    let value: V;
+    if (failing.stage === 'process') {
+      try {
+        value = await source.deserialize(bytes);
+      } catch (error) {
+        if (classifyRecordError(error) === 'transient') throw error;
+        return this.#skip(task, failing, why);
+      }
+    } else if (source.poison !== undefined) {
+      try {
+        value = source.poison(bytes, why.message);
+      } catch {
+        return this.#skip(task, failing, why);
+      }
+    } else {
+      return this.#skip(task, failing, why);
+    }
+    await this.#deadLetter(task, inputRecord(task, message, failing.offset, value), why);
+  }
+
+  #skip(task: StreamTask<V>, failing: FailingRecord, why: RecordFailure): void {
+    task.log.error(
+      { ...errorFields(failing.error), offset: String(failing.offset), attempts: failing.attempts },
+      'record failed every attempt and has no dead letter; skipped',
+    );
+    task.addEvent('stream.skipped', { topic: task.topic, reason: why.reason });
+  }
+}
+
+function sourceMessage<V>(task: StreamTask<V>, message: ConsumedMessage, offset: bigint): SourceMessage {
+  return {
+    topic: task.topic,
+    partition: task.partition,
+    offset: String(offset),
+    key: message.key === undefined || message.key === null ? null : Buffer.from(message.key),
+    value: message.value ?? null,
+    timestamp: message.timestamp ?? 0,
+  };
+}
+
+function inputRecord<V>(
+  task: StreamTask<V>,
+  message: ConsumedMessage,
+  offset: bigint,
+  value: V,
+): InputRecord<V> {
+  const headers: Record<string, string> = {};
+  for (const header of message.headers ?? []) {
+    for (const [name, v] of Object.entries(header))
+      headers[name] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+  }
+  const key = message.key === undefined || message.key === null ? null : Buffer.from(message.key);
+  return {
+    topic: task.topic,
+    partition: task.partition,
+    offset: String(offset),
+    key: key === null ? null : key.toString('utf8'),
+    value,
+    timestamp: message.timestamp ?? 0,
+    headers,
+  };
 }

@@ -12,7 +12,7 @@
 
 import { ERRORS } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
-import { isFailedProducer, StreamAppStoppedError } from './errors.js';
+import { isFailedProducer, NewClientsNeededError, StreamAppStoppedError } from './errors.js';
 import type { StreamApp, TaskStatus } from './stream-runner.js';
 
 export interface RejoinPolicy {
@@ -30,12 +30,13 @@ export function isFencedConsumer(error: Error | undefined): boolean {
 }
 
 /**
- * A failure that new clients clear: the consumer fenced, or the producer failed for good. The new app
- * restores its state from what was committed, which is right whether a failed commit went through or
- * not (going on with the same state and a new producer would not be).
+ * A failure that new clients clear: the consumer fenced, the producer failed for good, a commit whose
+ * outcome is unknown, a partition that could not be moved back, a stalled loop. The new app restores its
+ * state from what was committed, which is right whether a failed commit went through or not (going on
+ * with the same state and a new producer would not be).
  */
 export function needsNewClients(error: Error | undefined): boolean {
-  return isFencedConsumer(error) || isFailedProducer(error);
+  return isFencedConsumer(error) || isFailedProducer(error) || error instanceof NewClientsNeededError;
 }
 
 export async function startRejoiningApp({
@@ -88,7 +89,9 @@ export async function startRejoiningApp({
         { err: error.message, restarts: restarts.length },
         isFencedConsumer(error)
           ? 'consumer fenced (its group coordinator moved, or an instance with our id started); rejoining with new clients'
-          : 'transactional producer failed for good; starting again with new clients',
+          : error instanceof NewClientsNeededError
+            ? `${error.message}; starting again with new clients, state restored from what was committed`
+            : 'transactional producer failed for good; starting again with new clients',
       );
       current = undefined;
       restarting = (async () => {

@@ -44,10 +44,11 @@ export class RestoreOrchestrator<V> {
 
   #run(task: StreamTask<V>): void {
     task.machine.transitionTo('running');
-    // From the group's committed offset, whatever was fetched (and dropped) while it was paused: the
-    // seek is queued right behind the resume, so nothing fetched from elsewhere is handed over.
-    if (task.fetchFrom !== undefined) void seekTask(this.context, task, task.fetchFrom);
-    task.fetchFrom = undefined;
+    // From the group's committed offset (or the first record handed over while it was paused, when the
+    // group has none): the seek is queued right behind the resume, and records from elsewhere are
+    // dropped by the position (isNew) until it takes effect.
+    const from = task.position.readNext();
+    if (from !== undefined) void seekTask(this.context, task, from);
     // One line per partition at debug: `changelogs restored` already names them at info.
     task.log.debug(
       { streamTime: task.streamTime, stores: Object.fromEntries(task.storeSizes()) },
@@ -120,7 +121,8 @@ export class RestoreOrchestrator<V> {
     );
     for (const { topic, partition, offset } of found) {
       const task = due.find((t) => t.topic === topic && t.partition === partition);
-      if (task !== undefined && typeof offset === 'number' && offset >= 0) task.fetchFrom = BigInt(offset);
+      if (task !== undefined && typeof offset === 'number' && offset >= 0)
+        task.position.start(BigInt(offset));
     }
   }
 }

@@ -2,6 +2,7 @@
 // by partition, its logger and instrumentation, and whether it is stopping.
 import type { Logger } from '../log.js';
 import { errorFields } from '../log-error.js';
+import { NewClientsNeededError } from './errors.js';
 import type { StreamConsumer } from './stream-clients.js';
 import type { Instrument, StreamTask } from './stream-task.js';
 
@@ -25,14 +26,35 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 /** `topic[partition]`, as logs and readiness reasons name a partition. */
 export const nameOf = (t: { topic: string; partition: number }): string => `${t.topic}[${t.partition}]`;
 
-/** Moves the consumer of a task's partition to `offset`; a failure is logged (the partition may be gone). */
-export function seekTask<V>(context: RunnerContext<V>, task: StreamTask<V>, offset: bigint): Promise<void> {
-  return context.consumer
-    .seek({ topic: task.topic, partition: task.partition }, Number(offset))
-    .catch((error: unknown) =>
-      context.log.warn(
-        { ...errorFields(error), topic: task.topic, partition: task.partition, offset: String(offset) },
-        'seek failed',
+/**
+ * Moves the consumer of a task's partition to `offset`. A partition that is no longer running (revoked,
+ * lost while this waited) needs no position. A running one that cannot be moved would read on from
+ * wherever the consumer is, past records never processed: the app stops and starts again with new
+ * clients, which read from the committed offsets.
+ */
+export async function seekTask<V>(
+  context: RunnerContext<V>,
+  task: StreamTask<V>,
+  offset: bigint,
+): Promise<void> {
+  try {
+    await context.consumer.seek({ topic: task.topic, partition: task.partition }, Number(offset));
+  } catch (error) {
+    const fields = {
+      ...errorFields(error),
+      topic: task.topic,
+      partition: task.partition,
+      offset: String(offset),
+    };
+    if (!task.machine.running) {
+      context.log.debug(fields, 'seek of a partition no longer running failed');
+      return;
+    }
+    context.stop(
+      new NewClientsNeededError(
+        `could not move ${nameOf(task)} to offset ${offset}: ${(error as Error).message ?? String(error)}`,
+        { cause: error },
       ),
     );
+  }
 }

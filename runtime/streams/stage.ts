@@ -9,8 +9,6 @@ export interface StageSettings {
   logger: Logger;
   /** Where the stage's series go (several stages may share one process and one /metrics). */
   registry: Registry;
-  /** Unused since the exactly-once runtime processes one batch at a time per instance (kept for callers). */
-  concurrency?: number;
   /** Overrides `config.HOOKLEDGER_INSTANCE_ID` (tests running two instances in one process). */
   instanceId?: string;
 }

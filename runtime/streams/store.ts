@@ -27,6 +27,8 @@ export interface StateStore {
   beginRecord?(): void;
   /** Forgets the writes of the record begun last, keeping the transaction's earlier writes. */
   undoRecord?(): void;
+  /** The changelog records the record begun last wrote (size-checked before they join the transaction). */
+  recordChangelog?(): ChangelogRecord[];
   /** The batch committed: its writes become the store's state. */
   commit(): void;
   /** The batch was aborted: its writes are forgotten. */
@@ -127,6 +129,15 @@ export class ChangelogKeyValueStore<V> implements StateStore {
       else this.#log.set(key, log);
     }
     this.#undo = [];
+  }
+
+  recordChangelog(): ChangelogRecord[] {
+    const out: ChangelogRecord[] = [];
+    for (const key of new Set(this.#undo.map((u) => u.key))) {
+      const record = this.#log.get(key);
+      if (record !== undefined) out.push(record);
+    }
+    return out;
   }
 
   restore({ key, value, timestamp }: ChangelogRecord): void {

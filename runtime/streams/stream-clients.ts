@@ -12,7 +12,6 @@ import {
   type KafkaSettings,
   type RdConsumer,
 } from '../kafka/rdkafka.js';
-import type { Logger } from '../log.js';
 import { EosProducer, type OutRecord } from './eos-producer.js';
 import { retry } from './retry.js';
 
@@ -99,7 +98,6 @@ export interface StreamClientOptions {
   transactionTimeoutMs: number;
   sessionTimeoutMs: number;
   maxBytesPerPartition: number;
-  logger: Logger;
   onRebalance: RebalanceListener;
 }
 
@@ -107,7 +105,7 @@ export type CreateStreamClients = (options: StreamClientOptions) => StreamClient
 
 /** The librdkafka clients. */
 export const librdkafkaClients: CreateStreamClients = (options) => {
-  const { settings, groupId, memberId, transactionTimeoutMs, sessionTimeoutMs, logger } = options;
+  const { settings, groupId, memberId, transactionTimeoutMs, sessionTimeoutMs } = options;
   const raw = createConsumer(
     settings,
     {
@@ -173,7 +171,6 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
         transactionalId: memberId,
         transactionTimeoutMs,
         maxMessageBytes,
-        logger,
       });
       return {
         get inTransaction() {

@@ -3,11 +3,12 @@
 // the only code that talks to the consumer: rebalance callbacks only queue what happened and move task
 // states (rebalances.ts); the loop handles them, advances restores (restore-orchestrator.ts), processes
 // what it fetched (record-processing.ts) and commits or aborts (transaction-cycle.ts).
+import type { Config } from '../config.js';
 import type { KafkaSettings } from '../kafka/rdkafka.js';
 import { ERRORS, KafkaError, toKafkaError } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../log-error.js';
-import { classifyError } from './errors.js';
+import { classifyError, LoopStalledError, RECORD_ATTEMPTS } from './errors.js';
 import { Rebalances } from './rebalances.js';
 import { RecordProcessing } from './record-processing.js';
 import { restoreTasks } from './restore.js';
@@ -53,6 +54,13 @@ export interface StreamAppOptions<V> {
   maxBatchRecords?: number;
   /** librdkafka's max.partition.fetch.bytes. */
   maxBytesPerPartition?: number;
+  /**
+   * A cycle of the poll loop (or its failure handling) running longer than this means something never
+   * answered: the app stops with LoopStalledError and the rejoining wrapper starts it again with new
+   * clients. Every call the loop makes is bounded below this (registry requests, commits, aborts).
+   * Default: the transaction timeout plus 10 s.
+   */
+  stallTimeoutMs?: number;
   /** A failed restore is tried again after this back-off, doubling up to `restoreRetryMaxMs`. */
   restoreRetryInitialMs?: number;
   restoreRetryMaxMs?: number;
@@ -88,6 +96,21 @@ export interface StreamApp {
   close(): Promise<void>;
 }
 
+/**
+ * The stall limit for a stage's settings: past the transaction timeout (a commit gets what is left of
+ * it), with room for two registry requests that time out (a cache miss on decode, then on encode).
+ */
+export function stallTimeoutMs(
+  config: Pick<Config, 'PROCESSOR_TRANSACTION_TIMEOUT_MS' | 'SCHEMA_REGISTRY_TIMEOUT'>,
+): number {
+  return config.PROCESSOR_TRANSACTION_TIMEOUT_MS + Math.max(10_000, 2 * config.SCHEMA_REGISTRY_TIMEOUT);
+}
+
+/** A cycle busy this long is named in readiness (a normal one takes milliseconds, a commit a few hundred). */
+const BUSY_REPORTED_AFTER_MS = 5_000;
+/** Failed cycles in a row from which readiness reports the failure being retried. */
+const FAILURES_REPORTED_AFTER = 3;
+
 /** Why a task is not running yet, as readiness reports it. */
 function notRunning<V>(task: StreamTask<V>): string {
   const { failures, lastError } = task.restore;
@@ -111,6 +134,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     commitMaxRecords = 10_000,
     maxBatchRecords = 500,
     maxBytesPerPartition = 1_048_576,
+    stallTimeoutMs = transactionTimeoutMs + 10_000,
     restoreRetryInitialMs = 500,
     restoreRetryMaxMs = 30_000,
     clients: createClients = librdkafkaClients,
@@ -134,7 +158,6 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     transactionTimeoutMs,
     sessionTimeoutMs,
     maxBytesPerPartition,
-    logger: log,
     onRebalance: (kind, partitions, error) => rebalances?.onRebalance(kind, partitions, error),
   });
   const { consumer } = clients;
@@ -166,7 +189,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     newProducer: () => clients.newProducer(maxMessageBytes),
     memberId,
     instanceId,
-    opTimeoutMs: Math.max(30_000, transactionTimeoutMs * 2),
+    transactionTimeoutMs,
     commitIntervalMs,
     commitMaxRecords,
   });
@@ -193,46 +216,56 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       if (high !== undefined)
         instrument('stream.lag', { topic, partition: String(partition) }, Math.max(0, high - offset));
       const task = tasks.get(keyOf(topic, partition));
-      if (task === undefined) continue;
       const position = BigInt(offset);
-      // Only past what this instance committed itself (or is about to): never ahead of a record.
-      if (!task.dirty && (task.committedOffset === undefined || position <= task.committedOffset)) continue;
+      // Only past what this instance processed or committed: never ahead of a record.
+      if (task === undefined || !task.position.canAdvanceTo(position)) continue;
       await cycle.begin();
-      task.advanceTo(position);
+      task.position.advanceTo(position);
     }
   }
 
+  /** What the loop is waiting for now (readiness and the stall watchdog name it). */
+  let activity = 'starting';
+  /** When the current cycle (or its failure handling) started; undefined between cycles. */
+  let busySince: number | undefined;
+
   async function runOnce(): Promise<void> {
+    activity = 'handling rebalances';
     await joinedRebalances.handle();
     if (context.halted()) return;
     checkRejoin();
     restorer.advance();
+    activity = 'polling';
     const messages: ConsumedMessage[] = await consumer.consume(maxBatchRecords);
     let complete = true;
-    /** Records handed over but not processed: the consumer's position is past them, so they are fetched again. */
-    const unprocessed = new Map<string, { task: StreamTask<V>; offset: number }>();
+    /** Partitions with records handed over but not processed: the consumer's position is past them. */
+    const unprocessed = new Set<StreamTask<V>>();
+    for (const message of messages)
+      tasks.get(keyOf(message.topic, message.partition))?.position.handedOver(BigInt(message.offset));
     for (const message of messages) {
-      const key = keyOf(message.topic, message.partition);
-      const task = tasks.get(key);
+      const task = tasks.get(keyOf(message.topic, message.partition));
       // A rebalance stops the batch (a lost partition must abort before anything else).
       if (joinedRebalances.pending || context.halted()) complete = false;
       if (task === undefined || !task.machine.owned) continue;
       if (!complete || !task.machine.running) {
-        if (!unprocessed.has(key)) unprocessed.set(key, { task, offset: message.offset });
+        unprocessed.add(task);
         continue;
       }
+      activity = `processing ${nameOf(task)} offset ${message.offset}`;
       await processing.process(task, message);
     }
-    for (const { task, offset } of unprocessed.values()) {
-      if (task.machine.running) await seekTask(context, task, BigInt(offset));
-      // Not running yet (fetched just before its pause): fetched again from here once it runs.
-      else task.fetchFrom ??= BigInt(offset);
+    for (const task of unprocessed) {
+      // Running: read again from the first record not processed. Not running yet (fetched just before
+      // its pause): it seeks to its start when it runs (restore-orchestrator.ts).
+      const next = task.position.readNext();
+      if (task.machine.running && next !== undefined) await seekTask(context, task, next);
     }
     // Every fetched record was processed: offsets follow the consumer's position, which moves past
     // transaction markers (a read_committed reader never receives them), so a caught-up lag is zero.
     if (complete) await followPositions();
     if (cycle.due() || (cycle.inTransaction && joinedRebalances.pending)) {
       if (joinedRebalances.lossPending) return; // handle() aborts it
+      activity = 'committing';
       await cycle.commit();
     }
     cycle.succeeded();
@@ -260,15 +293,67 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     );
   }
 
+  /**
+   * Every await of the loop is bounded, but a bound can be missed (a client call that never calls back):
+   * a cycle busy past stallTimeoutMs stops the app, and the rejoining wrapper starts it with new clients.
+   */
+  let stalled: ((error: Error) => void) | undefined;
+  const watchdog = setInterval(
+    () => {
+      if (busySince === undefined || context.halted()) return;
+      const busyMs = Date.now() - busySince;
+      if (busyMs <= stallTimeoutMs) return;
+      const error = new LoopStalledError(
+        `the poll loop has been ${activity} for ${Math.round(busyMs / 1000)} s, past its limit of ${Math.round(stallTimeoutMs / 1000)} s`,
+      );
+      context.stop(error);
+      stalled?.(error);
+    },
+    Math.min(1_000, stallTimeoutMs),
+  ).unref();
+
+  /** Runs one step of the loop, given up (left to settle alone) if the watchdog stops the app meanwhile. */
+  async function bounded(step: () => Promise<void>): Promise<void> {
+    busySince = Date.now();
+    const run = step();
+    try {
+      await Promise.race([
+        run,
+        new Promise<never>((_, reject) => {
+          stalled = reject;
+        }),
+      ]);
+    } finally {
+      stalled = undefined;
+      busySince = undefined;
+      // A step given up may still settle later; nothing waits for it, so its failure goes nowhere.
+      run.catch(() => undefined);
+    }
+  }
+
   async function loop(): Promise<void> {
     while (!context.halted()) {
       try {
-        await runOnce();
+        await bounded(runOnce);
       } catch (error) {
-        await cycle.onFailure(error).catch((e: unknown) => context.stop(toKafkaError(e)));
+        if (context.halted()) break;
+        const attempts = processing.blame(error);
+        if (attempts > 0)
+          log.warn(
+            { ...errorFields(error), attempts, maxAttempts: RECORD_ATTEMPTS },
+            `a record failed (${activity}); it is dead-lettered after ${RECORD_ATTEMPTS} attempts`,
+          );
+        activity = 'handling a failure';
+        // A record out of attempts is dead-lettered by the next cycle: no reason to wait for it.
+        const backOff = attempts < RECORD_ATTEMPTS;
+        await bounded(() => cycle.onFailure(error, backOff)).catch((e: unknown) =>
+          context.stop(e instanceof Error && context.halted() ? e : toKafkaError(e)),
+        );
       }
     }
-    await cycle.finish(failure !== undefined);
+    clearInterval(watchdog);
+    activity = 'closing';
+    await cycle.finish(failure !== undefined, joinedRebalances.lossPending);
     for (const task of tasks.values()) restorer.closeTask(task);
     tasks.clear();
     // From now on an assignment (of the consumer's close, or after it) makes no task.
@@ -302,6 +387,14 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     if (failure !== undefined) reasons.push(`stopped: ${failure.message}`);
     if (closing) reasons.push('closing');
     if (!joinedRebalances.joined) reasons.push('not joined its consumer group yet');
+    if (
+      busySince !== undefined &&
+      Date.now() - busySince > Math.min(BUSY_REPORTED_AFTER_MS, stallTimeoutMs / 2)
+    )
+      reasons.push(`poll loop ${activity} for ${Math.round((Date.now() - busySince) / 1000)} s`);
+    const failing = cycle.failing;
+    if (failing !== undefined && failing.times >= FAILURES_REPORTED_AFTER)
+      reasons.push(`processing failed ${failing.times} times in a row, retrying: ${failing.error}`);
     for (const task of tasks.values()) if (!task.machine.running) reasons.push(notRunning(task));
     return { ready: reasons.length === 0, reasons };
   };

@@ -2,6 +2,7 @@
 // the part of the open transaction it wrote. It never talks to Kafka: the poll loop feeds it records,
 // sends what it forwards, and tells it when the transaction committed or aborted.
 import type { Logger } from '../log.js';
+import { PartitionPosition } from './partition-position.js';
 import type { ForwardOptions, InputRecord, Processor, ProcessorContext, Punctuator } from './processor.js';
 import type { ChangelogRecord, StateStore } from './store.js';
 import { advanceStreamTime, recordLeadBeyondAllowed } from './stream-time.js';
@@ -62,15 +63,8 @@ export class StreamTask<V> {
   #sinks: Map<string, SinkNode>;
   #now: () => number;
   #lastFutureWarningAt = Number.NEGATIVE_INFINITY;
-  /** In the open transaction: the first offset processed (where an abort rewinds to) and the next one. */
-  firstOffset: bigint | undefined;
-  nextOffset: bigint | undefined;
-  /** Records processed in the open transaction. */
-  records = 0;
-  /** Records of it were handed over before it ran (fetched before its pause): fetch again from here. */
-  fetchFrom: bigint | undefined;
-  /** The offset this instance last committed for the partition (unknown before its first commit). */
-  committedOffset: bigint | undefined;
+  /** Where the partition reads next, what the open transaction commits, and where an abort goes back to. */
+  readonly position = new PartitionPosition();
   /** Restore bookkeeping, owned by the runner: the attempt in flight, and when to try again. */
   restore: {
     attempt?: Promise<void>;
@@ -192,9 +186,7 @@ export class StreamTask<V> {
    * caller then settles the record: kept, or undone (its store writes and events) to dead-letter it.
    */
   process(record: InputRecord<V>, offset: bigint): { outputs: Outgoing[] } | { failure: RecordFailure } {
-    this.firstOffset ??= offset;
-    this.nextOffset = offset + 1n;
-    this.records++;
+    this.position.processed(offset);
     const now = this.#now();
     this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, now);
     for (const store of this.#stores.values()) store.beginRecord?.();
@@ -254,14 +246,6 @@ export class StreamTask<V> {
     }
   }
 
-  /**
-   * The consumer's position moved past what was processed without a record to process (transaction
-   * markers, aborted records): the offset to commit follows it, so the group's lag can reach zero.
-   */
-  advanceTo(position: bigint): void {
-    if (position > (this.nextOffset ?? this.committedOffset ?? position)) this.nextOffset = position;
-  }
-
   /** Adds a kit event to the open transaction's events (emitted on commit). */
   addEvent(...event: Parameters<Instrument>): void {
     this.#events.push(event);
@@ -269,7 +253,16 @@ export class StreamTask<V> {
 
   /** Whether the open transaction holds anything of this task. */
   get dirty(): boolean {
-    return this.nextOffset !== undefined;
+    return this.position.dirty;
+  }
+
+  /** The changelog records the current record wrote, by changelog topic (to size-check them). */
+  recordChangelog(): { topic: string; record: ChangelogRecord }[] {
+    const out: { topic: string; record: ChangelogRecord }[] = [];
+    for (const { store, topic } of this.changelogs()) {
+      for (const record of this.#stores.get(store)!.recordChangelog?.() ?? []) out.push({ topic, record });
+    }
+    return out;
   }
 
   /** The changelog records of the open transaction, one per key, to send before it commits. */
@@ -283,14 +276,11 @@ export class StreamTask<V> {
 
   /** The transaction committed: its writes become state, its events are emitted, punctuations run. */
   committed(instrument: Instrument): void {
-    if (this.nextOffset !== undefined) this.committedOffset = this.nextOffset;
+    this.position.committedNow();
     for (const store of this.#stores.values()) store.commit();
     this.#committedStreamTime = this.streamTime;
     for (const event of this.#events) instrument(...event);
     this.#events = [];
-    this.firstOffset = undefined;
-    this.nextOffset = undefined;
-    this.records = 0;
     // A punctuation (expiry) acts on committed state, outside any transaction: its events go out now.
     for (const p of this.#punctuations) {
       if (this.streamTime - p.last >= p.intervalMs) {
@@ -303,18 +293,15 @@ export class StreamTask<V> {
   }
 
   /**
-   * The transaction aborted: its writes and events are forgotten. Returns the offset to fetch from
-   * again (the first record it held), if it held any.
+   * The transaction aborted (or its outcome is unknown): its writes and events are forgotten. Returns
+   * the offset to read again from, the partition's first record not committed (undefined: none handed over yet).
    */
   aborted(): bigint | undefined {
     for (const store of this.#stores.values()) store.rollback();
     this.streamTime = this.#committedStreamTime;
     this.#events = [];
-    const rewind = this.firstOffset;
-    this.firstOffset = undefined;
-    this.nextOffset = undefined;
-    this.records = 0;
-    return rewind;
+    this.#recordEvents = [];
+    return this.position.rewind();
   }
 
   /** Processor and stores go; the state machine ends in CLOSED. */

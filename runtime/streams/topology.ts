@@ -21,6 +21,11 @@ export interface SourceNode<V> {
    * the infrastructure failed (the registry is down) and the batch is retried.
    */
   deserialize(message: SourceMessage): Promise<V>;
+  /**
+   * The value to hand the dead-letter hook for a record whose deserialize failed deterministically
+   * RECORD_ATTEMPTS times (errors.ts). Without it such a record is skipped, counted and logged.
+   */
+  poison?(message: SourceMessage, reason: string): V;
 }
 
 export interface SinkNode {

@@ -1,10 +1,17 @@
 // The transaction cycle of a stream app instance (EOS v2): its one transactional producer, a
 // transaction begun lazily with the first record, committed with the changelogs and consumed offsets
-// every N records or T ms, or aborted with every partition it held rewound; a fenced producer replaced.
+// every N records or T ms, or aborted with every running partition moved back to its first record not
+// committed; a fenced producer replaced; a commit whose outcome is unknown handed to new clients.
 import { toKafkaError } from '../kafka/rdkafka.js';
 import { errorFields } from '../log-error.js';
 import type { OutRecord } from './eos-producer.js';
-import { classifyError, StreamAppStoppedError } from './errors.js';
+import {
+  CommitOutcomeUnknownError,
+  classifyError,
+  NewClientsNeededError,
+  PartitionsLostError,
+  StreamAppStoppedError,
+} from './errors.js';
 import { backoffDelay, retry } from './retry.js';
 import { nameOf, type RunnerContext, seekTask, sleep } from './runner-context.js';
 import type { StreamProducer } from './stream-clients.js';
@@ -15,16 +22,20 @@ export interface TransactionCycleOptions {
   /** The transactional id (and static member id) and the instance id, for the fencing message. */
   memberId: string;
   instanceId: string;
-  opTimeoutMs: number;
+  /** The broker aborts a transaction older than this: no wait of the cycle is longer. */
+  transactionTimeoutMs: number;
   commitIntervalMs: number;
   commitMaxRecords: number;
-  /** A transient error in the loop is retried after this back-off, doubling up to `retryMaxMs`. */
-  retryInitialMs?: number;
-  retryMaxMs?: number;
-  /** More fencings than this within `fencingWindowMs`: another live instance has our transactional id. */
-  fencingsAllowed?: number;
-  fencingWindowMs?: number;
 }
+
+/** A transient error in the loop is retried after this back-off, doubling up to the maximum. */
+const RETRY_INITIAL_MS = 200;
+const RETRY_MAX_MS = 5_000;
+/** More fencings than this within the window: another live instance has our transactional id. */
+const FENCINGS_ALLOWED = 3;
+const FENCING_WINDOW_MS = 60_000;
+/** A commit that starts late in the transaction still gets this long. */
+const MIN_COMMIT_TIMEOUT_MS = 2_000;
 
 export class TransactionCycle<V> {
   #producer: StreamProducer | undefined;
@@ -32,6 +43,7 @@ export class TransactionCycle<V> {
   #records = 0;
   #fencings: number[] = [];
   #consecutiveFailures = 0;
+  #lastFailure: string | undefined;
 
   constructor(
     private readonly context: RunnerContext<V>,
@@ -47,15 +59,22 @@ export class TransactionCycle<V> {
     return this.#producer?.inTransaction === true;
   }
 
-  /** Opens the first producer (retrying transient errors); a fenced or fatal one is not installed. */
-  async open(): Promise<void> {
-    this.#install(await this.#openProducer());
+  /** Failed cycles in a row, and the last one's error: readiness reports them while they are retried. */
+  get failing(): { times: number; error: string } | undefined {
+    return this.#consecutiveFailures === 0 || this.#lastFailure === undefined
+      ? undefined
+      : { times: this.#consecutiveFailures, error: this.#lastFailure };
   }
 
-  async #openProducer(): Promise<StreamProducer> {
+  /** Opens the first producer (retrying transient errors); a fenced or fatal one is not installed. */
+  async open(): Promise<void> {
+    this.#install(await this.#openProducer(5));
+  }
+
+  async #openProducer(retries: number): Promise<StreamProducer> {
     const producer = this.options.newProducer();
     await retry(() => producer.open(), {
-      retries: 5,
+      retries,
       initialDelayMs: 500,
       isRetriable: (error) =>
         !this.context.halted() && classifyError(error) !== 'fatal' && classifyError(error) !== 'fenced',
@@ -108,19 +127,36 @@ export class TransactionCycle<V> {
   /** A cycle of the loop went through: the back-off of transient failures starts again. */
   succeeded(): void {
     this.#consecutiveFailures = 0;
+    this.#lastFailure = undefined;
+  }
+
+  /** What is left of the transaction's time: the broker aborts it after that, so no call waits longer. */
+  #remainingMs(): number {
+    const age = this.inTransaction ? Date.now() - this.#startedAt : 0;
+    return Math.max(MIN_COMMIT_TIMEOUT_MS, this.options.transactionTimeoutMs - age);
   }
 
   #dirtyTasks(): StreamTask<V>[] {
     return [...this.context.tasks.values()].filter((t) => t.dirty);
   }
 
-  /** Commits the open transaction: changelogs, consumed offsets (with the group metadata), then EndTxn. */
+  /**
+   * Commits the open transaction: changelogs, consumed offsets (with the group metadata), then EndTxn.
+   * Refuses (abortable) when it holds a partition this instance no longer owns. A commit that fails
+   * without saying whether EndTxn went through throws CommitOutcomeUnknownError: the app must not go on
+   * with either guess of its state, so new clients restore it from what the brokers hold.
+   */
   async commit(): Promise<void> {
     const producer = this.#current;
     if (!producer.inTransaction) return;
     const { instrument } = this.context;
     const started = performance.now();
-    const dirty = this.#dirtyTasks().filter((t) => t.state === 'running' || t.state === 'revoked');
+    const dirty = this.#dirtyTasks();
+    const gone = dirty.filter((t) => t.state !== 'running' && t.state !== 'revoked');
+    if (gone.length > 0)
+      throw new PartitionsLostError(
+        `the open transaction holds records of ${gone.map(nameOf).join(', ')}, no longer this instance's`,
+      );
     for (const task of dirty) {
       for (const { topic, record } of task.takeChangelog()) {
         // Each changelog record goes to the input's partition number: the state moves with its partition.
@@ -134,13 +170,17 @@ export class TransactionCycle<V> {
       }
     }
     await producer.sendOffsets(
-      dirty.map((t) => ({ topic: t.topic, partition: t.partition, offset: Number(t.nextOffset) })),
-      this.options.opTimeoutMs,
+      dirty.map((t) => ({ topic: t.topic, partition: t.partition, offset: Number(t.position.toCommit) })),
+      this.#remainingMs(),
     );
-    await producer.commit(this.options.opTimeoutMs);
+    try {
+      await producer.commit(this.#remainingMs());
+    } catch (error) {
+      throw commitFailure(error);
+    }
     const seconds = (performance.now() - started) / 1000;
     for (const task of dirty) {
-      const records = task.records;
+      const records = task.position.records;
       task.committed(instrument);
       instrument('stream.batch', { topic: task.topic }, records);
     }
@@ -149,24 +189,29 @@ export class TransactionCycle<V> {
     this.#records = 0;
   }
 
-  /** Forgets the transaction's part in each task, rewinding each running one to its first record. */
-  async #rewind(): Promise<StreamTask<V>[]> {
-    const dirty = this.#dirtyTasks();
+  /**
+   * Forgets the open transaction in every task and moves every running partition back to its first
+   * record not committed: the consumer handed over records past the failure too, of partitions that
+   * had nothing in the transaction yet, and none of them may be skipped.
+   */
+  async #rewindAll(): Promise<StreamTask<V>[]> {
     this.#records = 0;
-    for (const task of dirty) {
-      const rewind = task.aborted();
-      if (rewind !== undefined && task.state === 'running') await seekTask(this.context, task, rewind);
+    const dirty: StreamTask<V>[] = [];
+    for (const task of [...this.context.tasks.values()]) {
+      if (task.dirty) dirty.push(task);
+      const from = task.aborted();
+      if (from !== undefined && task.state === 'running') await seekTask(this.context, task, from);
     }
     return dirty;
   }
 
-  /** Aborts the open transaction and rewinds every partition it held to its first record. */
+  /** Aborts the open transaction and moves every running partition back to its first record not committed. */
   async abort(reason: string): Promise<void> {
     let dirty: StreamTask<V>[] = [];
     try {
-      await this.#producer?.abort(this.options.opTimeoutMs);
+      await this.#producer?.abort(this.options.transactionTimeoutMs);
     } finally {
-      dirty = await this.#rewind();
+      dirty = await this.#rewindAll();
       if (dirty.length > 0) {
         this.context.instrument('stream.batch.retry', {});
         this.context.log.warn({ reason, partitions: dirty.map(nameOf) }, 'transaction aborted');
@@ -177,14 +222,14 @@ export class TransactionCycle<V> {
   /** The producer was fenced: forget the transaction, and go on with a new producer (unless it keeps happening). */
   async replaceProducer(error: unknown): Promise<void> {
     const now = Date.now();
-    const { fencingsAllowed = 3, fencingWindowMs = 60_000, memberId, instanceId } = this.options;
+    const { memberId, instanceId } = this.options;
     this.#fencings.push(now);
-    while (this.#fencings.length > 0 && now - this.#fencings[0]! > fencingWindowMs) this.#fencings.shift();
-    await this.#rewind();
+    while (this.#fencings.length > 0 && now - this.#fencings[0]! > FENCING_WINDOW_MS) this.#fencings.shift();
+    await this.#rewindAll();
     const old = this.#producer;
     this.#producer = undefined;
     await old?.close();
-    if (this.#fencings.length > fencingsAllowed) {
+    if (this.#fencings.length > FENCINGS_ALLOWED) {
       this.context.stop(
         new StreamAppStoppedError(
           `producer ${memberId} fenced repeatedly: another instance runs with instance id ${instanceId}`,
@@ -198,7 +243,22 @@ export class TransactionCycle<V> {
       errorFields(error),
       'transactional producer fenced (its transaction timed out, or an instance with our id started); starting a new one',
     );
-    const producer = await this.#openProducer();
+    // One attempt inside the loop (its consumer must keep polling); a failure hands over to new clients,
+    // whose start retries with a back-off.
+    let producer: StreamProducer;
+    try {
+      producer = await this.#openProducer(0);
+    } catch (openError) {
+      if (classifyError(openError) === 'fatal') this.context.stop(toKafkaError(openError));
+      else
+        this.context.stop(
+          new NewClientsNeededError(
+            `a new transactional producer did not start: ${(openError as Error).message}`,
+            { cause: openError },
+          ),
+        );
+      return;
+    }
     // Closed (or stopped) while it opened: it is never installed, so nothing can leak it.
     if (this.context.halted()) {
       await producer.close();
@@ -207,8 +267,16 @@ export class TransactionCycle<V> {
     this.#install(producer);
   }
 
-  /** A cycle of the loop failed: stop, replace the producer, or abort, rewind and back off. */
-  async onFailure(error: unknown): Promise<void> {
+  /**
+   * A cycle of the loop failed: stop, hand over to new clients, replace the producer, or abort, move
+   * every partition back and back off (unless `backOff` is false: the next cycle dead-letters the
+   * record that failed). Returns once the next cycle may start.
+   */
+  async onFailure(error: unknown, backOff = true): Promise<void> {
+    if (error instanceof NewClientsNeededError) {
+      this.context.stop(error);
+      return;
+    }
     const kind = classifyError(error);
     if (kind === 'fatal') {
       this.context.stop(toKafkaError(error));
@@ -219,10 +287,11 @@ export class TransactionCycle<V> {
       return;
     }
     this.#consecutiveFailures++;
+    this.#lastFailure = error instanceof Error ? error.message : String(error);
     this.context.instrument('stream.batch.retry', {});
     this.context.log.warn(
       { ...errorFields(error), attempt: this.#consecutiveFailures },
-      'processing failed; aborting and retrying',
+      'processing failed; aborting, moving every partition back to its last commit, and retrying',
     );
     try {
       await this.abort('error');
@@ -230,21 +299,19 @@ export class TransactionCycle<V> {
       if (classifyError(abortError) === 'fatal') this.context.stop(toKafkaError(abortError));
       else await this.replaceProducer(abortError);
     }
-    await sleep(
-      backoffDelay(
-        this.#consecutiveFailures,
-        this.options.retryInitialMs ?? 200,
-        this.options.retryMaxMs ?? 5_000,
-      ),
-    );
+    if (this.context.halted() || !backOff) return;
+    await sleep(backoffDelay(this.#consecutiveFailures, RETRY_INITIAL_MS, RETRY_MAX_MS));
   }
 
-  /** The loop ended: a graceful close commits what was processed; a failure leaves it to the abort. */
-  async finish(failed: boolean): Promise<void> {
+  /**
+   * The loop ended: a graceful close commits what was processed, unless a partition was lost meanwhile
+   * (or the commit refuses: it holds a lost partition); a failure leaves it to the abort.
+   */
+  async finish(failed: boolean, lossPending: boolean): Promise<void> {
     try {
       if (this.inTransaction) {
-        if (!failed) await this.commit().catch(() => this.abort('closing'));
-        else await this.abort('stopping');
+        if (failed || lossPending) await this.abort(failed ? 'stopping' : 'partitions lost while closing');
+        else await this.commit().catch(() => this.abort('closing'));
       }
     } catch (error) {
       this.context.log.debug({ err: error }, 'final transaction not completed');
@@ -256,4 +323,20 @@ export class TransactionCycle<V> {
     this.#producer = undefined;
     await producer?.close();
   }
+}
+
+/**
+ * What a failed commitTransaction means. Fenced: the coordinator aborts it (a new epoch took over).
+ * Abortable: librdkafka refused to commit and wants an abort (EndTxn was not sent). Fatal: the producer
+ * is gone. Anything else (a timeout, a retriable error past its retries, a lost connection) leaves the
+ * outcome unknown: EndTxn may have reached the coordinator.
+ */
+function commitFailure(error: unknown): unknown {
+  const kind = classifyError(error);
+  if (kind === 'fenced' || kind === 'fatal') return error;
+  if ((error as { abortable?: unknown }).abortable === true) return error;
+  return new CommitOutcomeUnknownError(
+    `the transaction's commit failed without an outcome (${(error as Error).message ?? String(error)})`,
+    { cause: error },
+  );
 }

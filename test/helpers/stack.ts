@@ -3,7 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { type DedicatedKafka, type StackKind, startDedicatedKafka } from '../../tools/stack/index.js';
+import {
+  type DedicatedKafka,
+  type Stack,
+  type StackKind,
+  startDedicatedKafka,
+  startStack,
+} from '../../tools/stack/index.js';
 import type { Properties } from '../../tools/stack/properties.js';
 
 /** The shared stack the global setup started (or found through KAFKA_BROKERS / SCHEMA_REGISTRY_URL). */
@@ -41,20 +47,53 @@ export interface DedicatedBroker extends DedicatedKafka {
  */
 export async function startDedicatedBroker(
   brokers = 1,
-  /** Changes to server.properties (a local JVM then): a SASL listener and an authorizer, say. */
-  extraProperties?: (base: Properties) => Properties,
+  options: { extraProperties?: (base: Properties) => Properties } = {},
 ): Promise<DedicatedBroker> {
   const stateDir = await mkdtemp(join(tmpdir(), 'hookledger-broker-'));
   try {
     const kafka = await startDedicatedKafka({
       stateDir,
       brokers,
-      ...(extraProperties ? { extraProperties } : {}),
+      // Changed properties: a local JVM's server.properties (a container has none).
+      ...(options.extraProperties
+        ? { extraProperties: options.extraProperties, env: { ...process.env, HOOKLEDGER_STACK: 'local' } }
+        : {}),
     });
     return Object.assign(kafka, {
       async dispose() {
         try {
           await kafka.stop();
+        } finally {
+          await rm(stateDir, { recursive: true, force: true });
+        }
+      },
+    });
+  } catch (error) {
+    await rm(stateDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+export interface DedicatedStack extends Stack {
+  /** Stops both JVMs (a frozen registry is woken to stop) and deletes the state: in `afterAll`/`finally`. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * A broker and a registry of their own, as local JVMs (their registry can be killed, frozen and started
+ * again on the same address, which a Docker registry cannot), for tests that break the registry: never
+ * the shared one, which every test file uses at once.
+ */
+export async function startDedicatedStack(): Promise<DedicatedStack> {
+  const stateDir = await mkdtemp(join(tmpdir(), 'hookledger-dedicated-stack-'));
+  // Not the shared stack the global setup configured: a stack of its own.
+  const { KAFKA_BROKERS, SCHEMA_REGISTRY_URL, ...env } = process.env;
+  try {
+    const stack = await startStack({ stateDir, env: { ...env, HOOKLEDGER_STACK: 'local' } });
+    return Object.assign(stack, {
+      async dispose() {
+        try {
+          await stack.stop();
         } finally {
           await rm(stateDir, { recursive: true, force: true });
         }

@@ -84,23 +84,25 @@ async function grant(args: string[]): Promise<void> {
 
 beforeAll(async () => {
   saslPort = await freePort();
-  broker = await startDedicatedBroker(1, (base) => ({
-    ...base,
-    listeners: `${base.listeners},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
-    'advertised.listeners': `${base['advertised.listeners']},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
-    'listener.security.protocol.map': `${base['listener.security.protocol.map']},SASL_PLAINTEXT:SASL_PLAINTEXT`,
-    'sasl.enabled.mechanisms': 'PLAIN',
-    'listener.name.sasl_plaintext.sasl.enabled.mechanisms': 'PLAIN',
-    'listener.name.sasl_plaintext.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required ${Object.entries(
-      USERS,
-    )
-      .map(([user, password]) => `user_${user}="${password}"`)
-      .join(' ')};`,
-    'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-    // The PLAINTEXT listeners (controller, inter-broker, the stack's probe) act as the super user.
-    'super.users': 'User:ANONYMOUS',
-    'allow.everyone.if.no.acl.found': 'false',
-  }));
+  broker = await startDedicatedBroker(1, {
+    extraProperties: (base) => ({
+      ...base,
+      listeners: `${base.listeners},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+      'advertised.listeners': `${base['advertised.listeners']},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+      'listener.security.protocol.map': `${base['listener.security.protocol.map']},SASL_PLAINTEXT:SASL_PLAINTEXT`,
+      'sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.sasl_plaintext.sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.sasl_plaintext.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required ${Object.entries(
+        USERS,
+      )
+        .map(([user, password]) => `user_${user}="${password}"`)
+        .join(' ')};`,
+      'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+      // The PLAINTEXT listeners (controller, inter-broker, the stack's probe) act as the super user.
+      'super.users': 'User:ANONYMOUS',
+      'allow.everyone.if.no.acl.found': 'false',
+    }),
+  });
   const prefixed = ['--resource-pattern-type', 'prefixed'];
   await grant([
     ...prefixed,

@@ -36,7 +36,6 @@ describe("the router's retention check on a real broker", () => {
       config,
       logger: pino({ level: 'silent' }),
       registry: new Registry(),
-      concurrency: 1,
     });
     await expect(started).rejects.toThrow(ConfigError);
     await expect(started).rejects.toThrow(/DEDUPE_WINDOW 7d is longer than .*dedupe-changelog keeps/);

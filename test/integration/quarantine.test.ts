@@ -287,7 +287,6 @@ describe('the quarantine: a key mix-up loses nothing', () => {
         source: parseSources(JSON.stringify(sources)).get('resumed')!,
         transactionTimeoutMs: 10_000,
         maxMessageBytes: envelopeMaxMessageBytes(1_048_576),
-        logger: quietLogger(),
         recordsPerTransaction: 1,
       }),
     ).rejects.toThrow('the process died here');

@@ -148,7 +148,7 @@ export function spawnWorker(
   env: Env,
   prefix: string,
   args: WorkerArgs,
-  { profileDir }: { profileDir?: string } = {},
+  { profileDir, instanceId }: { profileDir?: string; instanceId?: string } = {},
 ): Worker {
   const child = spawn(
     process.execPath,
@@ -164,6 +164,8 @@ export function spawnWorker(
         ...process.env,
         ...env.bench.env,
         TOPIC_PREFIX: prefix,
+        // Instances of one app running at once need their own id (static member, transactional id).
+        ...(instanceId === undefined ? {} : { HOOKLEDGER_INSTANCE_ID: instanceId }),
         BENCH_WORKER: JSON.stringify(args),
       },
       // The worker's logs go to our stderr: stdout carries only the report.

@@ -39,11 +39,13 @@ import {
   transactionalProgress,
   type Worker,
 } from './process-run.js';
+import { scaleOut } from './process-scale.js';
 
 const { values: opts } = parseArgs({
   options: {
-    ids: { type: 'string', default: '200000' },
-    retries: { type: 'string', default: '20000' },
+    // Defaults 200,000 and 20,000; with --scale-out 60,000 and 6,000 (two raw topics, three router runs).
+    ids: { type: 'string' },
+    retries: { type: 'string' },
     partitions: { type: 'string', default: '6' },
     'memory-ids': { type: 'string', default: '1000000' },
     /** Ids of the separate profiled router pass (retries: a tenth of them); 0 skips it. */
@@ -55,6 +57,8 @@ const { values: opts } = parseArgs({
     'broker-pid': { type: 'string' },
     'no-write': { type: 'boolean', default: false },
     'keep-topics': { type: 'boolean', default: false },
+    /** Only the router with 1 and 2 instances (process-scale.ts), into its own section. */
+    'scale-out': { type: 'boolean', default: false },
   },
 });
 
@@ -96,8 +100,9 @@ async function measureStage(
 
 async function main(): Promise<void> {
   const partitions = Number(opts.partitions);
-  const ids = Number(opts.ids);
-  const retries = Number(opts.retries);
+  const scale = opts['scale-out'] ?? false;
+  const ids = Number(opts.ids ?? (scale ? 60_000 : 200_000));
+  const retries = Number(opts.retries ?? (scale ? 6_000 : 20_000));
   // The broker's pid of a configured stack is found by its port (or given with --broker-pid).
   const bench = await startBenchStack({ jvmTools: true });
   const { brokers, registryUrl } = bench.stack;
@@ -107,6 +112,20 @@ async function main(): Promise<void> {
   const brokerPid = opts['broker-pid'] ? Number(opts['broker-pid']) : findBrokerPid(brokers[0]!);
   const env: Env = { bench, settings, admin, partitions, brokerPid };
   log(`broker pid ${brokerPid ?? 'not found (pass --broker-pid)'}`);
+  if (scale) {
+    try {
+      await scaleOut(bench, env, {
+        ids,
+        retries,
+        write: !opts['no-write'],
+        argv: process.argv.slice(2).filter((a) => a !== '--scale-out'),
+      });
+    } finally {
+      admin.close();
+      await bench.stop();
+    }
+    return;
+  }
   const prefix = `bench-process-${randomBytes(3).toString('hex')}.`;
   const profilePrefix = `bench-process-${randomBytes(3).toString('hex')}.`;
   const names = topicNames(prefix);

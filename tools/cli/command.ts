@@ -15,7 +15,7 @@ export interface Command {
 export const CONNECTION_HELP = `secured cluster and registry: KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME,
 KAFKA_SASL_PASSWORD, KAFKA_SASL_OAUTHBEARER_*, KAFKA_SSL_CA_FILE, KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE,
 KAFKA_SSL_KEY_PASSWORD, KAFKA_CONFIG_FILE, SCHEMA_REGISTRY_USERNAME, SCHEMA_REGISTRY_PASSWORD,
-SCHEMA_REGISTRY_BEARER_TOKEN, SCHEMA_REGISTRY_CA_FILE; secrets also as <NAME>_FILE (README: "Connecting
+SCHEMA_REGISTRY_BEARER_TOKEN, SCHEMA_REGISTRY_CA_FILE; secrets also as <NAME>_FILE (docs/production.md: "Connecting
 to a production cluster")`;
 
 /** A mistake in how the command was called: printed as one line, exit code 2. */

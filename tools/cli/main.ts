@@ -30,6 +30,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     summary: 'rebuild derived topics from webhooks.raw, side by side',
     load: () => import('./commands/replay.js'),
   },
+  repartition: {
+    summary: 'copy webhooks.raw into a new topic set with more partitions (docs/scaling.md)',
+    load: () => import('./commands/repartition.js'),
+  },
   redrive: {
     summary: 'send dead-lettered deliveries back through the router',
     load: () => import('./commands/redrive.js'),

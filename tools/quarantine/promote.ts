@@ -9,7 +9,6 @@ import type { Source } from '../../ingest/sources.js';
 import { verifySignature } from '../../ingest/webhooks/signature.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { resourceId } from '../../runtime/kafka/resource-ids.js';
-import type { Logger } from '../../runtime/log.js';
 import { EosProducer } from '../../runtime/streams/eos-producer.js';
 import type { QuarantinedRequest } from '../../schemas/quarantined-request.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -56,7 +55,6 @@ export interface PromoteOptions {
   transactionTimeoutMs: number;
   /** The raw topic's largest record (its max.message.bytes). */
   maxMessageBytes: number;
-  logger: Logger;
   dryRun?: boolean;
   runId?: string;
   /** Records per transaction: a crash redoes at most this many, and a transaction stays short. */
@@ -88,7 +86,6 @@ export async function promote({
   source,
   transactionTimeoutMs,
   maxMessageBytes,
-  logger,
   dryRun = false,
   runId = newRunId(new Date(), 'promote'),
   recordsPerTransaction = 500,
@@ -112,7 +109,6 @@ export async function promote({
         transactionalId: promoteTransactionalId(prefix, source.name),
         transactionTimeoutMs,
         maxMessageBytes,
-        logger,
       });
   // Before the marks are read: from here on no earlier run of this source can commit anything more.
   await producer?.open();

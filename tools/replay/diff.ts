@@ -39,6 +39,11 @@ export interface DiffOptions {
   onProgress?: (progress: DiffProgress) => void;
   /** Differing keys shown field by field, per topic. */
   sampleKeys?: number;
+  /**
+   * Compare with the live topics of another topic set (this TOPIC_PREFIX instead of the replay's):
+   * the replay of a new set with more partitions against the set it replaces (docs/scaling.md).
+   */
+  livePrefix?: string;
 }
 
 export interface ReplayDiff {
@@ -181,8 +186,12 @@ export async function diffReplay({
   id,
   onProgress,
   sampleKeys = 5,
+  livePrefix,
 }: DiffOptions): Promise<ReplayDiff> {
   const prefix = config.TOPIC_PREFIX;
+  // A live topic named as in the replay's set, read from the set compared with.
+  const liveOf = (topic: string) =>
+    livePrefix === undefined ? topic : `${livePrefix}${topic.slice(prefix.length)}`;
   const names = topicNames(prefix);
   const settings: KafkaSettings = kafkaSettings(
     config,
@@ -204,6 +213,10 @@ export async function diffReplay({
       );
     // The router's copies mean the replay read webhooks.raw; only table copies, the live entity streams.
     const fromRaw = routed.length > 0;
+    if (livePrefix !== undefined && !fromRaw)
+      throw new ReplayDiffError(
+        '--live-prefix compares a replay of webhooks.raw; this one replayed the entity streams',
+      );
     const stage = fromRaw ? (tabled.length > 0 ? 'all' : 'dedupe-router') : 'tables';
     const resume = `hookledger replay --id ${id} --stage ${stage}`;
     const sources = fromRaw ? [names.raw] : TABLE_STREAMS.map((s) => names.entity(s));
@@ -249,8 +262,8 @@ export async function diffReplay({
     // Progress over every offset the diff reads; a topic's span counts in full once it is read.
     const entityLive = TABLE_STREAMS.map((s) => names.entity(s));
     const toRead = [
-      ...routed.flatMap((t) => [t, copy(t)]),
-      ...tabled.flatMap((t) => [t, copy(t)]),
+      ...routed.flatMap((t) => [liveOf(t), copy(t)]),
+      ...tabled.flatMap((t) => [liveOf(t), copy(t)]),
       ...(fromRaw ? [] : entityLive),
     ];
     let rawSpan = 0n;
@@ -293,14 +306,21 @@ export async function diffReplay({
       report(true);
       for (const live of routed) {
         const within: KeyedValue[] = [];
-        for (const record of await read(live)) {
+        for (const record of await read(liveOf(live))) {
           const origin = originOf(record.value);
           // A record whose origin cannot be told counts: better a difference shown than one hidden.
           const inside = origin === undefined || origins.has(origin);
           if (inside) within.push(record);
           seen.get(live)?.[inside ? 'inside' : 'outside'].add(record.key);
         }
-        diffs.push(compareStreams({ live, replay: copy(live) }, within, await read(copy(live)), sampleKeys));
+        diffs.push(
+          compareStreams(
+            { live: liveOf(live), replay: copy(live) },
+            within,
+            await read(copy(live)),
+            sampleKeys,
+          ),
+        );
       }
     } else {
       for (const stream of entityLive) {
@@ -318,10 +338,16 @@ export async function diffReplay({
       const { inside, outside } = seen.get(names.entity(s))!;
       // A key with events from outside the range only is none of the replay's business; one with events
       // from both has a live row that moved on: not compared, but counted.
-      const rows = (await read(live)).filter((r) => inside.has(r.key));
+      const rows = (await read(liveOf(live))).filter((r) => inside.has(r.key));
       const movedOn = new Set([...outside].filter((key) => inside.has(key)));
       diffs.push(
-        compareTables({ live, replay: copy(live) }, rows, await read(copy(live)), movedOn, sampleKeys),
+        compareTables(
+          { live: liveOf(live), replay: copy(live) },
+          rows,
+          await read(copy(live)),
+          movedOn,
+          sampleKeys,
+        ),
       );
     }
     report(true);

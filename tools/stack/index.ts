@@ -12,7 +12,7 @@ import { runningKafkaPids } from './kafka-process.js';
 import { kafkaRelease } from './kafka-versions.js';
 import { startLocalStack } from './local.js';
 import type { Properties } from './properties.js';
-import { runningRegistryPid } from './registry-process.js';
+import { type RegistryNode, runningRegistryPid } from './registry-process.js';
 import { startSecureLocalStack } from './secure-stack.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
 
@@ -31,8 +31,8 @@ export {
   kafkaRelease,
   requireKafkaRelease,
 } from './kafka-versions.js';
-export type { ComponentStatus, StackStatus } from './manage.js';
-export { actOnKafkaIn, restartKafkaIn, stackStatus, stopStackIn } from './manage.js';
+export type { ComponentStatus, RegistryAction, StackStatus } from './manage.js';
+export { actOnKafkaIn, actOnRegistryIn, restartKafkaIn, stackStatus, stopStackIn } from './manage.js';
 export type { StackRecord } from './state.js';
 export { defaultStateDir, readStackRecord, renderStackEnv, stackFiles } from './state.js';
 
@@ -61,6 +61,38 @@ export interface Stack {
   stopKafka(): Promise<void>;
   startKafka(): Promise<void>;
   restartKafka(): Promise<void>;
+  /**
+   * Fault tests (local JVMs only): SIGKILL the registry (connections refused), start it again on the
+   * same port (it reads its schemas back from Kafka first), SIGSTOP it (connections accepted, nothing
+   * answered) and SIGCONT it.
+   */
+  killRegistry(): Promise<void>;
+  startRegistry(): Promise<void>;
+  freezeRegistry(): void;
+  thawRegistry(): void;
+}
+
+/** A Docker or configured stack's registry cannot be killed and started again on the same address. */
+function registryFaultsRefused(why: string) {
+  const refuse = () => {
+    throw new StackError(why);
+  };
+  return {
+    killRegistry: async () => refuse(),
+    startRegistry: async () => refuse(),
+    freezeRegistry: refuse,
+    thawRegistry: refuse,
+  };
+}
+
+/** The fault-test handles of a local registry. */
+function registryFaults(registry: RegistryNode) {
+  return {
+    killRegistry: () => registry.kill(),
+    startRegistry: () => registry.start(),
+    freezeRegistry: () => registry.freeze(),
+    thawRegistry: () => registry.thaw(),
+  };
 }
 
 export interface StartStackOptions {
@@ -139,6 +171,9 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
       stopKafka: refuse,
       startKafka: refuse,
       restartKafka: refuse,
+      ...registryFaultsRefused(
+        'KAFKA_BROKERS and SCHEMA_REGISTRY_URL point at a stack hookledger did not start',
+      ),
     };
   }
 
@@ -195,6 +230,9 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
         await docker.kafka.stopKafka();
         await docker.kafka.startKafka();
       },
+      ...registryFaultsRefused(
+        "a Docker stack's registry gets a new port when started again: use local JVMs",
+      ),
     };
   }
 
@@ -235,6 +273,7 @@ export async function startStack(options: StartStackOptions): Promise<Stack> {
     stopKafka: () => kafka.stop(),
     startKafka: () => kafka.start(),
     restartKafka: () => kafka.restart(),
+    ...registryFaults(registry),
   };
 }
 
@@ -287,6 +326,7 @@ async function startSecureStack(
     stopKafka: () => kafka.stop(),
     startKafka: () => kafka.start(),
     restartKafka: () => kafka.restart(),
+    ...registryFaults(registry),
   };
 }
 
@@ -321,7 +361,10 @@ export async function startDedicatedKafka(options: {
   probes?: StackProbes;
   /** Nodes (local JVMs only): 1 (default), or a cluster such as 3 for tests that lose a broker. */
   brokers?: number;
-  /** Changes to server.properties (local JVMs only): a listener with SASL and an authorizer, say. */
+  /**
+   * Local JVMs only: changes to server.properties, given the ones rendered (a test that puts a proxy
+   * in front of the broker advertises the proxy's address).
+   */
   extraProperties?: (base: Properties) => Properties;
 }): Promise<DedicatedKafka> {
   const env = options.env ?? process.env;
@@ -334,7 +377,7 @@ export async function startDedicatedKafka(options: {
   }
   if (kind === 'docker' && options.extraProperties) {
     throw new StackError(
-      'a broker with settings of its own runs as a local JVM only (HOOKLEDGER_STACK=local)',
+      'a broker with changed properties runs as a local JVM only (HOOKLEDGER_STACK=local)',
     );
   }
   if (kind === 'docker') {

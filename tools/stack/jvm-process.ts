@@ -58,6 +58,17 @@ export function readPidFile(file: string): number | undefined {
   }
 }
 
+/** Whether `pid` is stopped by a signal (SIGSTOP): Linux's /proc state `T`; false where it cannot tell. */
+export function pidFrozen(pid: number): boolean {
+  try {
+    // `pid (comm) S …`: the state follows the last `)`, since the command name may hold spaces or parens.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Whether `pid` is alive and still the process we started: a pid from an old pid file may have been
  * reused by anything since. On Linux its command line must mention `marker` (its config path).
@@ -86,6 +97,8 @@ export async function waitForPidExit(pid: number, timeoutMs: number): Promise<bo
 /** Stops a process we only know by pid: SIGTERM, up to `graceMs`, then SIGKILL. */
 export async function stopPid(pid: number, graceMs = DEFAULT_GRACE_MS): Promise<void> {
   if (!signal(pid, 'SIGTERM')) return;
+  // A frozen process (`stack freeze`) takes the SIGTERM only once woken.
+  signal(pid, 'SIGCONT');
   if (await waitForPidExit(pid, graceMs)) return;
   signal(pid, 'SIGKILL');
   await waitForPidExit(pid, 5_000);

@@ -11,12 +11,11 @@ import {
   clusterNodeIds,
   createKafkaNode,
   type KafkaNode,
-  type KafkaNodeOptions,
   kafkaPaths,
   runningKafkaPids,
 } from './kafka-process.js';
 import { freePort, portIsFree } from './ports.js';
-import { type ClusterNodePorts, newClusterId } from './properties.js';
+import { type ClusterNodePorts, newClusterId, type Properties } from './properties.js';
 
 /** The brokers of a local stack, whether one node or several: what the stack starts, stops and reports. */
 export interface LocalKafka {
@@ -47,10 +46,10 @@ export interface LocalKafkaOptions {
   logger: Logger;
   detached?: boolean;
   heap?: string[];
-  /** Changes to each node's server.properties (a test broker with an authorizer, say). */
-  extraProperties?: KafkaNodeOptions['extraProperties'];
   /** How many nodes (default 1: the single node in `kafka/`). */
   size?: number;
+  /** Changes to each node's server.properties (fault tests: an advertised address in front of it). */
+  extraProperties?: (base: Properties) => Properties;
 }
 
 /** The largest cluster `stack up --brokers` makes: enough to lose a node with RF 3, small enough for a laptop. */

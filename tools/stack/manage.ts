@@ -5,7 +5,7 @@ import { type RegistryAccess, registryAccess } from '../../schemas/registry-acce
 import { ensureArtifacts, requireJava } from './artifacts.js';
 import { removeDockerStack, restartDockerKafka } from './docker.js';
 import { StackError } from './errors.js';
-import { pidAlive, stopPid } from './jvm-process.js';
+import { pidAlive, pidFrozen, stopPid, waitForPidExit } from './jvm-process.js';
 import { createLocalKafka, formattedNodes } from './kafka-cluster.js';
 import {
   clusterNodeIds,
@@ -16,7 +16,7 @@ import {
 } from './kafka-process.js';
 import { DEFAULT_KAFKA_VERSION, requireKafkaRelease } from './kafka-versions.js';
 import { kafkaAnswers, registryAnswers } from './readiness.js';
-import { runningRegistryPid } from './registry-process.js';
+import { createRegistryNode, runningRegistryPid } from './registry-process.js';
 import { readStackRecord, type StackRecord, stackFiles, writeStackRecord } from './state.js';
 import {
   runningTokenEndpointPid,
@@ -29,6 +29,8 @@ export interface ComponentStatus {
   name: string;
   address: string;
   pid?: number;
+  /** Its process is stopped (SIGSTOP, `stack freeze registry`): alive, and answering nothing. */
+  frozen?: boolean;
   answers: boolean;
   logFile?: string;
 }
@@ -57,18 +59,20 @@ export async function stackStatus(stateDir: string): Promise<StackStatus | undef
       kafkaAnswers(node.nodeId === undefined ? (record.probeBrokers ?? node.brokers) : node.brokers),
     ),
   ]);
+  const pidOf = (pid: number | undefined) =>
+    local ? { pid, ...(pid !== undefined && pidFrozen(pid) ? { frozen: true } : {}) } : {};
   const components: ComponentStatus[] = [
     ...nodes.map((node, i) => ({
       name: node.name,
       address: node.brokers.join(','),
-      ...(local ? { pid: runningKafkaPid(stateDir, node.nodeId) } : {}),
+      ...pidOf(runningKafkaPid(stateDir, node.nodeId)),
       answers: nodesUp[i] === true,
       logFile: node.nodeId === undefined ? record.logFiles.kafka : kafkaPaths(stateDir, node.nodeId).logFile,
     })),
     {
       name: 'registry',
       address: record.registryUrl,
-      ...(local ? { pid: runningRegistryPid(stateDir) } : {}),
+      ...pidOf(runningRegistryPid(stateDir)),
       answers: registryUp === true,
       logFile: record.logFiles.registry,
     },
@@ -209,4 +213,63 @@ export function restartKafkaIn(
   options: { env?: NodeJS.ProcessEnv; logger: Logger; node?: number },
 ): Promise<string[]> {
   return actOnKafkaIn(stateDir, 'restart', options);
+}
+
+/** What `stack kill|restart|freeze|thaw registry` does to the local registry. */
+export type RegistryAction = 'kill' | 'restart' | 'freeze' | 'thaw';
+
+/**
+ * `stack kill registry` (SIGKILL: connections refused), `stack restart registry` (stopped if it runs,
+ * started again on the same port; it reads its schemas back from Kafka before it answers), `stack
+ * freeze registry` (SIGSTOP: connections accepted, nothing answered) and `stack thaw registry`
+ * (SIGCONT). Kafka stays up throughout. Resolves with the registry's URL.
+ */
+export async function actOnRegistryIn(
+  stateDir: string,
+  action: RegistryAction,
+  options: { env?: NodeJS.ProcessEnv; logger: Logger },
+): Promise<string> {
+  const record = readStackRecord(stateDir);
+  if (!record) throw new StackError(`no stack runs from ${stateDir}: start one with \`hookledger stack up\``);
+  refuseIfOwned(record, `${action} its registry`);
+  if (record.kind === 'docker')
+    throw new StackError(
+      `a Docker stack's registry runs in container ${record.docker?.registryContainer.slice(0, 12) ?? '(unknown)'}: \`docker kill\`, \`docker pause\` and \`docker unpause\` act on it (its port changes if it is started again)`,
+    );
+  // Its registry starts with the stack's certificate and passwords: only `up --secure` starts it again.
+  if ((action === 'restart' || action === 'kill') && record.probeBrokers !== undefined)
+    throw new StackError(
+      'the secured stack is restarted whole: `hookledger stack down`, then `hookledger stack up --secure` (same data, port and passwords)',
+    );
+  const pid = runningRegistryPid(stateDir);
+  if (action !== 'restart') {
+    if (pid === undefined)
+      throw new StackError(
+        `the schema registry of ${stateDir} is not running: \`hookledger stack restart registry\` starts it`,
+      );
+    process.kill(pid, { kill: 'SIGKILL', freeze: 'SIGSTOP', thaw: 'SIGCONT' }[action]);
+    if (action === 'kill' && !(await waitForPidExit(pid, 10_000)))
+      throw new StackError(`the schema registry (pid ${pid}) did not exit after SIGKILL`);
+    return record.registryUrl;
+  }
+  const env = options.env ?? process.env;
+  const release = requireKafkaRelease(record.kafkaVersion ?? DEFAULT_KAFKA_VERSION);
+  const [artifacts, java] = await Promise.all([
+    ensureArtifacts({ env, logger: options.logger, release }),
+    requireJava(env),
+  ]);
+  const registry = await createRegistryNode({
+    stateDir,
+    artifacts,
+    java: java.path,
+    brokers: record.brokers,
+    logger: options.logger,
+    detached: true,
+  });
+  await registry.restart();
+  if (registry.url !== record.registryUrl) {
+    // Its port was taken while it was down: keep stack.json and stack.env truthful.
+    await writeStackRecord(stateDir, { ...record, registryUrl: registry.url });
+  }
+  return registry.url;
 }

@@ -3,7 +3,16 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../runtime/log.js';
 import type { Artifacts } from './artifacts.js';
-import { launchJvm, notReadyError, pidIsOurs, type RunningJvm, readPidFile, stopPid } from './jvm-process.js';
+import { StackError } from './errors.js';
+import {
+  launchJvm,
+  notReadyError,
+  pidIsOurs,
+  type RunningJvm,
+  readPidFile,
+  stopPid,
+  waitForPidExit,
+} from './jvm-process.js';
 import { freePort, portIsFree } from './ports.js';
 import { NO_PERF_DATA, type Properties, registrySystemProperties, systemPropertyArgs } from './properties.js';
 import { waitForRegistry } from './readiness.js';
@@ -46,6 +55,15 @@ export interface RegistryNode {
   pid(): number | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGKILL, as a crashed machine: connections are refused until `start` (or `restart`). */
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  /**
+   * SIGSTOP: the port still accepts connections (the kernel completes them) and no request is ever
+   * answered, as a registry stuck in a pause or a network that drops replies. `thaw` (SIGCONT) wakes it.
+   */
+  freeze(): void;
+  thaw(): void;
 }
 
 interface NodeFile {
@@ -136,17 +154,51 @@ export async function createRegistryNode(options: RegistryNodeOptions): Promise<
       log.info({ url, pid: jvm.pid, ms: Date.now() - started }, 'schema registry ready');
     },
     async stop() {
-      if (jvm) {
-        const running = jvm;
-        jvm = undefined;
-        await running.stop();
-      } else {
-        const pid = runningRegistryPid(stateDir);
-        if (pid !== undefined) await stopPid(pid);
-      }
+      const running = jvm;
+      jvm = undefined;
+      // A frozen JVM would only take the SIGTERM once woken: a clean shutdown, not the SIGKILL after 15 s.
+      const pid = self.pid() ?? running?.pid;
+      if (pid !== undefined) signal(pid, 'SIGCONT');
+      if (running && !running.hasExited()) await running.stop();
+      // The one this process started is gone (killed, say) and another may run in its place: one
+      // `stack restart registry` started from another process. The pid file names it.
+      const other = runningRegistryPid(stateDir);
+      if (other !== undefined) await stopPid(other);
+    },
+    async kill() {
+      const pid = self.pid();
+      jvm = undefined;
+      if (pid === undefined) return;
+      signal(pid, 'SIGKILL');
+      await waitForPidExit(pid, 10_000);
+      log.info({ url, pid }, 'schema registry killed');
+    },
+    async restart() {
+      await self.stop();
+      await self.start();
+    },
+    freeze() {
+      const pid = self.pid();
+      if (pid === undefined) throw new StackError(`the schema registry at ${url} is not running`);
+      signal(pid, 'SIGSTOP');
+      log.info({ url, pid }, 'schema registry frozen');
+    },
+    thaw() {
+      const pid = self.pid();
+      if (pid === undefined) throw new StackError(`the schema registry at ${url} is not running`);
+      signal(pid, 'SIGCONT');
+      log.info({ url, pid }, 'schema registry thawed');
     },
   };
   return self;
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Gone already: nothing to stop, kill or wake.
+  }
 }
 
 async function choosePorts(nodeFile: string, running: boolean): Promise<NodeFile> {

@@ -124,5 +124,7 @@ describe('the conflict message', () => {
     expect(message).toContain('topic "a" setting "retention.ms": found 604800000, expected -1');
     expect(message).toContain('topic "b" setting "partitions": found 6, expected 12');
     expect(message).toMatch(/partition count is fixed once/);
+    // The safe path, instead of adding partitions.
+    expect(message).toMatch(/new topic set with more partitions .*hookledger repartition, docs\/scaling\.md/);
   });
 });

@@ -111,6 +111,8 @@ describe('one duration syntax for every duration variable', () => {
     'INGEST_LINGER_MS',
     'PROCESSOR_SESSION_TIMEOUT_MS',
     'PROCESSOR_TRANSACTION_TIMEOUT_MS',
+    'SCHEMA_REGISTRY_TIMEOUT',
+    'INGEST_DRAIN_DELAY_MS',
   ] as const;
 
   it('is exactly the list config print formats as durations', () => {

@@ -4,8 +4,8 @@ import { decodeDedupeDecision } from '../../../processors/dedupe-router/dedupe-d
 import { REDRIVE_HEADER } from '../../../processors/dedupe-router/dedupe-processor.js';
 import type { RawInput } from '../../../processors/dedupe-router/poison.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../../processors/dedupe-router/topology.js';
-import { TopologyTestDriver } from '../../../runtime/streams/test-driver.js';
 import type { Serde } from '../../../schemas/serde.js';
+import { TopologyTestDriver } from '../../helpers/topology-test-driver.js';
 import { envelopeFor, storedDeliveries } from '../processors/fixtures.js';
 
 const HOUR = 3_600_000;

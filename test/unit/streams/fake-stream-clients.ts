@@ -32,11 +32,20 @@ export function deferred<T = void>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+/**
+ * A commit that reaches the coordinator (its records and offsets are committed) and still answers with
+ * an error, as a commitTransaction that timed out after EndTxn went through.
+ */
+export class AppliedThenFailed {
+  constructor(readonly error: Error) {}
+}
+
 /** What one scripted step does: succeed, fail with the error, or wait for the test (a Deferred). */
-export type Step = undefined | Error | Deferred<void>;
+export type Step = undefined | Error | Deferred<void> | AppliedThenFailed;
 
 async function play(step: Step): Promise<void> {
   if (step instanceof Error) throw step;
+  if (step instanceof AppliedThenFailed) throw step.error;
   if (step !== undefined) await step.promise;
 }
 
@@ -100,8 +109,9 @@ export class FakeConsumer implements StreamConsumer {
     }
   }
   async seek(tp: TopicPartition, offset: number): Promise<void> {
-    this.#positions.set(keyOf(tp), offset);
     this.kafka.log.push(`seek ${keyOf(tp)} ${offset}`);
+    await play(this.kafka.seekSteps.shift());
+    this.#positions.set(keyOf(tp), offset);
   }
   async committed(partitions: TopicPartition[]) {
     return partitions.map((tp) => ({ ...tp, offset: this.kafka.committed.get(keyOf(tp)) ?? -1001 }));
@@ -174,12 +184,15 @@ export class FakeProducer implements StreamProducer {
   }
   async commit(): Promise<void> {
     this.kafka.log.push('commit');
-    await play(this.kafka.commitSteps.shift());
+    const step = this.kafka.commitSteps.shift();
+    if (!(step instanceof AppliedThenFailed)) await play(step);
     for (const [key, offset] of this.#pendingOffsets) this.kafka.committed.set(key, offset);
     this.#pendingOffsets.clear();
     this.kafka.output.push(...this.#pendingSends.splice(0));
-    this.#inTransaction = false;
     this.kafka.log.push('committed');
+    // Applied at the coordinator, yet the call fails: the producer still counts the commit as under way.
+    if (step instanceof AppliedThenFailed) throw step.error;
+    this.#inTransaction = false;
   }
   async abort(): Promise<void> {
     this.kafka.log.push('abort');
@@ -218,6 +231,7 @@ export class FakeKafka {
   commitSteps: Step[] = [];
   abortSteps: Step[] = [];
   restoreSteps: Step[] = [];
+  seekSteps: Step[] = [];
   connectStep: Step;
 
   readonly clients: CreateStreamClients = (options) => {

@@ -1,93 +1,11 @@
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
-import type { InputRecord, Processor, ProcessorContext } from '../../../runtime/streams/processor.js';
+import { ERRORS, type KafkaError } from '../../../runtime/kafka/rdkafka.js';
 import { isFencedConsumer, needsNewClients } from '../../../runtime/streams/rejoining-app.js';
-import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
-import {
-  type StreamApp,
-  type StreamAppOptions,
-  startStreamApp,
-} from '../../../runtime/streams/stream-runner.js';
-import type { Topology } from '../../../runtime/streams/topology.js';
+import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
 import { deferred, FakeKafka } from './fake-stream-clients.js';
+import { apps, closeApps, invalidTxnState, p0, p1, rd, start, until } from './runner-fixtures.js';
 
-const codec = { encode: (v: number) => Buffer.from(String(v)), decode: (b: Buffer) => Number(b.toString()) };
-
-/** Remembers each key's last value and forwards every record. */
-class Forwarding implements Processor<number> {
-  #context!: ProcessorContext;
-  init(context: ProcessorContext) {
-    this.#context = context;
-  }
-  process(record: InputRecord<number>) {
-    this.#context
-      .getStore<ChangelogKeyValueStore<number>>('last')
-      .put(record.key!, record.value, record.timestamp);
-    this.#context.forward('out', record.key!, record.value);
-  }
-}
-
-const topology: Topology<number> = {
-  name: 't',
-  sources: [{ topic: 'in', deserialize: async ({ value }) => Number(value?.toString()) }],
-  processor: { name: 'forward', create: () => new Forwarding() },
-  stores: [
-    {
-      name: 'last',
-      changelogTopic: () => 'in-changelog',
-      create: () => new ChangelogKeyValueStore<number>('last', new MapBacking<number>(), codec),
-    },
-  ],
-  sinks: [{ name: 'out', topic: 'out', serialize: (v) => Buffer.from(String(v)) }],
-};
-
-const rd = (
-  code: number,
-  message = `code ${code}`,
-  flags: { isFatal?: boolean; isRetriable?: boolean } = {},
-) => new KafkaError(Object.assign(new Error(message), { code, ...flags }));
-/** What librdkafka answered an abort once the coordinator was back from a restart mid-transaction. */
-const invalidTxnState = () =>
-  rd(
-    ERRORS.ERR_INVALID_TXN_STATE,
-    'Broker: Producer attempted a transactional operation in an invalid state',
-    {
-      isFatal: true,
-    },
-  );
-const p0 = { topic: 'in', partition: 0 };
-const p1 = { topic: 'in', partition: 1 };
-
-async function until(check: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-const apps: StreamApp[] = [];
-afterEach(async () => {
-  for (const app of apps.splice(0)) await app.close();
-});
-
-async function start(kafka: FakeKafka, options: Partial<StreamAppOptions<number>> = {}): Promise<StreamApp> {
-  const app = await startStreamApp<number>({
-    kafka: { brokers: ['fake:9092'], clientId: 'unit', logger: pino({ level: 'silent' }) },
-    topology,
-    appId: 'app',
-    instanceId: 'i1',
-    logger: pino({ level: 'silent' }),
-    clients: kafka.clients,
-    restore: kafka.restore,
-    restoreRetryInitialMs: 20,
-    restoreRetryMaxMs: 200,
-    ...options,
-  });
-  apps.push(app);
-  return app;
-}
+afterEach(closeApps);
 
 /** An app that processed a record of in[0], then lost the partition (its session ran out). */
 async function appThatLostItsPartition(rejoinTimeoutMs: number, kafka = new FakeKafka()): Promise<StreamApp> {

@@ -89,11 +89,13 @@ describe('a stream task', () => {
     const events: string[] = [];
     task.committed((event) => events.push(event));
     expect(events).toEqual(['counted']);
-    expect(task.committedOffset).toBe(2n);
+    expect(task.position.committed).toBe(2n);
   });
 
   it('forgets an aborted transaction and says where to fetch again', () => {
     const { task } = runningTask();
+    task.position.handedOver(7n);
+    task.position.handedOver(8n);
     task.process(record('a', 1, 7), 7n);
     task.keepRecord();
     task.process(record('a', 1, 8), 8n);
@@ -112,10 +114,10 @@ describe('a stream task', () => {
     const { task } = runningTask();
     task.process(record('a', 1, 3), 3n);
     task.keepRecord();
-    task.advanceTo(2n);
-    expect(task.nextOffset).toBe(4n);
-    task.advanceTo(6n);
-    expect(task.nextOffset).toBe(6n);
+    task.position.advanceTo(2n);
+    expect(task.position.toCommit).toBe(4n);
+    task.position.advanceTo(6n);
+    expect(task.position.toCommit).toBe(6n);
   });
 
   it('closes from any owned state, cancelling its restore, and never reopens', () => {

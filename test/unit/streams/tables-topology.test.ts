@@ -5,9 +5,9 @@ import { route } from '../../../processors/dedupe-router/route.js';
 import type { EntityLatest } from '../../../processors/tables/merge.js';
 import type { EntityInput } from '../../../processors/tables/table-processor.js';
 import { tablesTopology } from '../../../processors/tables/topology.js';
-import { TopologyTestDriver } from '../../../runtime/streams/test-driver.js';
 import type { Serde } from '../../../schemas/serde.js';
 import { TABLE_STREAMS } from '../../../schemas/topics.js';
+import { TopologyTestDriver } from '../../helpers/topology-test-driver.js';
 import { manifest, storedDeliveries } from '../processors/fixtures.js';
 
 const HOUR = 3_600_000;

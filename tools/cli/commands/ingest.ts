@@ -1,4 +1,4 @@
-// `hookledger ingest`: the webhook receiver, configured by the environment (see README "Configuration").
+// `hookledger ingest`: the webhook receiver, configured by the environment (see docs/configuration.md).
 import { runIngest } from '../../../ingest/main.js';
 import { isClusterError } from '../../../runtime/kafka/admin.js';
 import { RawTopicError } from '../../../schemas/topic-checks.js';
@@ -11,9 +11,9 @@ export const command: Command = {
     '',
     'Receives webhooks at POST /webhooks/<source> and stores each in webhooks.raw before answering 200.',
     'A request whose signature fails gets 401 and is kept in webhooks.quarantine, within a bound per',
-    'source (`hookledger quarantine` lists and promotes them; README "Quarantine after a key mix-up").',
+    'source (`hookledger quarantine` lists and promotes them; docs/cli.md "Quarantine after a key mix-up").',
     'Serves /healthz, /readyz and /metrics, which counts the webhook ids answered with anything but 200',
-    'and not stored since, and the age of the oldest (README "Operating it": alerts and a dashboard).',
+    'and not stored since, and the age of the oldest (docs/operating.md: alerts and a dashboard).',
     'Configured by environment variables: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX,',
     'HOOKLEDGER_SOURCES or HOOKLEDGER_SOURCES_FILE, INGEST_HOST, INGEST_PORT, INGEST_BODY_LIMIT,',
     'INGEST_DEADLINE_MS, INGEST_LINGER_MS, INGEST_MAX_BATCH_RECORDS, INGEST_MAX_PENDING_BYTES,',

@@ -21,13 +21,12 @@ const HELP = `usage: hookledger process [options]
 Runs the processors: dedupe-router (webhooks.raw → webhooks.unique, entity.*, webhooks.failures,
 webhooks.dlq; exactly-once) and tables (entity.* → entity.<name>.latest; at-least-once, idempotent).
 Serves /healthz, /readyz (every assigned partition restored) and /metrics on PROCESSOR_HOST:PROCESSOR_PORT
-(among them how often the platform retries and how late it delivers: README "Operating it").
+(among them how often the platform retries and how late it delivers: docs/operating.md).
 Logs JSON lines on stdout. A port in use, Kafka or the registry out of reach stops the start with one
 line, within seconds, before any stage joins its group.
 
 options:
   --only <stage>        run one stage: dedupe-router or tables (default: both)
-  --concurrency <n>     batches of different partitions processed at once (default 1)
   -h, --help            this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_DATE_ZONE (the zone
@@ -42,29 +41,24 @@ ${STACK_ENV_HELP}`;
 export const command: Command = {
   help: HELP,
   async run(args) {
-    const { values } = parseOptions(args, { only: { type: 'string' }, concurrency: { type: 'string' } });
+    const { values } = parseOptions(args, { only: { type: 'string' } });
     const names = values.only === undefined ? Object.keys(STAGES) : [values.only];
     for (const name of names)
       if (!STAGES[name]) throw new UsageError(`--only: expected dedupe-router or tables, got ${name}`);
-    const concurrency = values.concurrency === undefined ? 1 : Number(values.concurrency);
-    if (!Number.isInteger(concurrency) || concurrency < 1)
-      throw new UsageError('--concurrency: expected a positive integer');
 
     const config = loadConfig(withLocalStack(process.env));
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'process' });
     logStartConfig(logger, config, process.env);
-    const processors = await startProcessors({ config, logger, stages: names, concurrency }).catch(
-      (error: unknown) => {
-        // A subject or topic that does not exist yet: one line saying what to do, not a stack.
-        if ((error as { status?: unknown }).status === 404) {
-          throw new CommandFailed(
-            `a value schema is not registered (${(error as Error).message.split('\n')[0]}): run \`hookledger topics\` first`,
-          );
-        }
-        // Kafka unreachable, or refusing the credentials or the certificate: one line naming it.
-        throw clusterFailure(error, config.KAFKA_BROKERS) ?? error;
-      },
-    );
+    const processors = await startProcessors({ config, logger, stages: names }).catch((error: unknown) => {
+      // A subject or topic that does not exist yet: one line saying what to do, not a stack.
+      if ((error as { status?: unknown }).status === 404) {
+        throw new CommandFailed(
+          `a value schema is not registered (${(error as Error).message.split('\n')[0]}): run \`hookledger topics\` first`,
+        );
+      }
+      // Kafka unreachable, or refusing the credentials or the certificate: one line naming it.
+      throw clusterFailure(error, config.KAFKA_BROKERS) ?? error;
+    });
 
     const outcome = await new Promise<{ signal?: NodeJS.Signals; stopped?: string }>((resolve) => {
       process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }));

@@ -157,7 +157,7 @@ async function runPromote(args: string[], io: QuarantineIo): Promise<number> {
     throw new CommandFailed(
       `source "${values.source}" is declared insecure ("signature": "none"): nothing of it is quarantined`,
     );
-  const { settings, serde, logger } = clients(config, 'quarantine-promote');
+  const { settings, serde } = clients(config, 'quarantine-promote');
   try {
     const result = await promote({
       settings,
@@ -166,7 +166,6 @@ async function runPromote(args: string[], io: QuarantineIo): Promise<number> {
       source,
       transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
       maxMessageBytes: envelopeMaxMessageBytes(config.INGEST_BODY_LIMIT),
-      logger,
       dryRun: values['dry-run'] ?? false,
     });
     io.stdout.write(`${promoteSummary(result)}\n`);

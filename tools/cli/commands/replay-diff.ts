@@ -9,7 +9,7 @@ import { clusterConfig } from '../cluster-config.js';
 import { CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
 
-export const DIFF_HELP = `usage: hookledger replay diff --id <id> [--json]
+export const DIFF_HELP = `usage: hookledger replay diff --id <id> [--json] [--live-prefix <prefix>]
 
 Compares each <topic>.replay-<id> with its live topic, over what the replay read, to know before
 cutting consumers over. Entity streams and the router's other outputs (webhooks.unique, failures, dlq)
@@ -38,6 +38,9 @@ Exit code 0 when the replay equals live, 1 when it differs, 2 for a usage or con
 options:
   --id <id>       the replay id
   --json          one JSON object instead of the text: counts and every differing key
+  --live-prefix <prefix>
+                  compare with the live topics of the topic set with this TOPIC_PREFIX instead (a
+                  replay of a new set with more partitions against the one it replaces: docs/scaling.md)
   -h, --help      this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL
@@ -74,6 +77,7 @@ async function diffCommand(args: string[], io: ReplayDiffIo): Promise<number> {
   const { values } = parseOptions(args, {
     id: { type: 'string' },
     json: { type: 'boolean', default: false },
+    'live-prefix': { type: 'string' },
   });
   if (values.id === undefined)
     throw new UsageError('replay diff: --id <id> is required (the replay to compare)');
@@ -90,6 +94,7 @@ async function diffCommand(args: string[], io: ReplayDiffIo): Promise<number> {
       config,
       logger,
       id,
+      ...(values['live-prefix'] === undefined ? {} : { livePrefix: values['live-prefix'] }),
       onProgress: (p) =>
         reporter.update({ label: 'diff', done: p.done, total: p.total, elapsedMs: p.elapsedMs }),
     });

@@ -2,6 +2,7 @@
 import { type Logger, pino } from 'pino';
 import {
   actOnKafkaIn,
+  actOnRegistryIn,
   DEFAULT_KAFKA_VERSION,
   defaultStateDir,
   ensureArtifacts,
@@ -29,6 +30,18 @@ const VERSION_HELP = `HOOKLEDGER_KAFKA_VERSION picks the broker: ${VERSIONS} (de
 
 const STATE_DIR_HELP =
   '  --state-dir <dir>   where config, data, pids and logs live (default: $HOOKLEDGER_STATE_DIR or ./.hookledger/stack)';
+
+/** What `stack restart|kill|freeze|thaw` acts on: Kafka (every node, or node n), or the registry. */
+export type StackTarget = { component: 'kafka'; node?: number } | { component: 'registry' };
+
+export type TargetSubcommand = 'restart' | 'kill' | 'freeze' | 'thaw';
+
+const TARGET_USAGE: Record<TargetSubcommand, string> = {
+  restart: 'usage: hookledger stack restart kafka [<n>] | registry [--state-dir <dir>]',
+  kill: 'usage: hookledger stack kill kafka <n> | registry [--state-dir <dir>]',
+  freeze: 'usage: hookledger stack freeze registry [--state-dir <dir>]',
+  thaw: 'usage: hookledger stack thaw registry [--state-dir <dir>]',
+};
 
 const HELP: Record<string, string> = {
   up: [
@@ -74,19 +87,42 @@ const HELP: Record<string, string> = {
     '                      startedAt, healthy, components: [{name, address, pid, answers, logFile}]}',
   ].join('\n'),
   restart: [
-    'usage: hookledger stack restart kafka [<n>] [--state-dir <dir>]',
+    TARGET_USAGE.restart,
     '',
-    'Stops the brokers (or only node n of a cluster) and starts them again on the same ports with the same',
-    'data (the registry stays up), in the Kafka version the stack was started with. Also starts a node',
+    'kafka: stops the brokers (or only node n of a cluster) and starts them again on the same ports with the',
+    'same data (the registry stays up), in the Kafka version the stack was started with. Also starts a node',
     'that `stack kill` stopped.',
+    'registry: stops the schema registry (waking it if frozen) and starts it again on the same port (Kafka',
+    'stays up); it answers once it has read its schemas back from Kafka, where they are stored. Also starts',
+    'a registry that `stack kill registry` stopped. The secured stack is restarted whole (`down`, then',
+    '`up --secure`): neither restart nor kill acts on its registry.',
     '',
     STATE_DIR_HELP,
   ].join('\n'),
   kill: [
-    'usage: hookledger stack kill kafka <n> [--state-dir <dir>]',
+    TARGET_USAGE.kill,
     '',
-    'SIGKILLs Kafka node n, as a crashed machine would stop: no clean shutdown, no leadership handed over.',
-    'On a cluster (`stack up --brokers 3`) the others keep serving; `stack restart kafka <n>` brings it back.',
+    'SIGKILLs Kafka node n, or the schema registry, as a crashed machine would stop: no clean shutdown, no',
+    'leadership handed over. On a cluster (`stack up --brokers 3`) the other brokers keep serving. A killed',
+    'registry refuses connections; its schemas stay in Kafka. `stack restart kafka <n>` or',
+    '`stack restart registry` brings it back.',
+    '',
+    STATE_DIR_HELP,
+  ].join('\n'),
+  freeze: [
+    TARGET_USAGE.freeze,
+    '',
+    'SIGSTOPs the schema registry: its port still accepts connections and no request is ever answered, as',
+    'a registry stuck in a long pause or behind a network that drops its replies. `stack status` shows it',
+    'frozen; `stack thaw registry` wakes it (SIGCONT), `stack down` and `stack restart registry` too.',
+    '',
+    STATE_DIR_HELP,
+  ].join('\n'),
+  thaw: [
+    TARGET_USAGE.thaw,
+    '',
+    'SIGCONTs a schema registry `stack freeze registry` stopped: it answers again, requests that waited',
+    'meanwhile included.',
     '',
     STATE_DIR_HELP,
   ].join('\n'),
@@ -122,7 +158,11 @@ const help = [
   '  down [--purge]           stop it (data stays unless --purge)',
   '  status                   what runs where',
   '  restart kafka [<n>]      stop and start the brokers (or node n) on the same ports and data',
+  '  restart registry         stop and start the registry on the same port (its schemas are in Kafka)',
   '  kill kafka <n>           SIGKILL Kafka node n, as a crash (restart kafka <n> starts it again)',
+  '  kill registry            SIGKILL the registry: connections refused (restart registry starts it)',
+  '  freeze registry          SIGSTOP the registry: connections accepted, nothing answered',
+  '  thaw registry            SIGCONT a frozen registry',
   '  fetch                    download and cache the JVM artifacts only (CI)',
   '  kafka-tool <tool> [...]  run a Kafka CLI tool (topics, console-consumer, consumer-groups, …)',
   '',
@@ -248,7 +288,12 @@ async function status(args: string[]): Promise<number> {
   );
   const nameWidth = Math.max(...current.components.map((c) => c.name.length));
   for (const c of current.components) {
-    const pid = record.kind === 'local' ? (c.pid !== undefined ? `pid ${c.pid} alive` : 'no live pid') : '';
+    const pid =
+      record.kind === 'local'
+        ? c.pid !== undefined
+          ? `pid ${c.pid} ${c.frozen ? 'frozen (SIGSTOP)' : 'alive'}`
+          : 'no live pid'
+        : '';
     const parts = [
       c.name.padEnd(nameWidth),
       c.address,
@@ -280,40 +325,89 @@ export function statusJson(stateDir: string, current: StackStatus | undefined): 
   };
 }
 
-/** `kafka` or `kafka <n>`: which Kafka node a restart or kill acts on (undefined: every node). */
-function kafkaNodeArgument(subcommand: 'restart' | 'kill', positionals: string[]): number | undefined {
-  const usage = `usage: hookledger stack ${subcommand} kafka ${subcommand === 'kill' ? '<n>' : '[<n>]'} [--state-dir <dir>]`;
-  if (positionals[0] !== 'kafka' || positionals.length > 2)
-    throw new UsageError(`${usage} (only Kafka ${subcommand}s)`);
-  if (positionals[1] === undefined) return undefined;
-  const node = Number(positionals[1]);
-  if (!Number.isInteger(node) || node < 1)
-    throw new UsageError(`${usage}: expected a node number, got "${positionals[1]}"`);
-  return node;
+/**
+ * `kafka`, `kafka <n>` or `registry`: what a restart, kill, freeze or thaw acts on. A kill names the
+ * node (killing every broker at once is `stack down`); freeze and thaw act on the registry only.
+ */
+export function stackTarget(subcommand: TargetSubcommand, positionals: string[]): StackTarget {
+  const usage = TARGET_USAGE[subcommand];
+  const [component, node, ...extra] = positionals;
+  if (component === 'registry') {
+    if (node !== undefined) throw new UsageError(`${usage}: unexpected argument "${node}"`);
+    return { component };
+  }
+  if (component !== 'kafka' || subcommand === 'freeze' || subcommand === 'thaw')
+    throw new UsageError(component === undefined ? usage : `${usage}: cannot ${subcommand} "${component}"`);
+  if (extra.length > 0) throw new UsageError(`${usage}: unexpected argument "${extra[0]}"`);
+  if (node === undefined) {
+    if (subcommand === 'kill') throw new UsageError(`${usage}: name the Kafka node to kill`);
+    return { component };
+  }
+  const id = Number(node);
+  if (!Number.isInteger(id) || id < 1)
+    throw new UsageError(`${usage}: expected a node number, got "${node}"`);
+  return { component, node: id };
+}
+
+function seconds(since: number): string {
+  return `${((Date.now() - since) / 1000).toFixed(1)} s`;
 }
 
 async function restart(args: string[]): Promise<number> {
   const { stateDir, positionals } = stateDirOption(args);
-  const node = kafkaNodeArgument('restart', positionals);
+  const target = stackTarget('restart', positionals);
   const started = Date.now();
+  if (target.component === 'registry') {
+    const url = await actOnRegistryIn(stateDir, 'restart', { logger: stderrLogger() });
+    console.error(
+      `hookledger: schema registry restarted on ${url} in ${seconds(started)}, its schemas read back`,
+    );
+    return 0;
+  }
+  const { node } = target;
   const brokers = await actOnKafkaIn(stateDir, 'restart', {
     logger: stderrLogger(),
     ...(node === undefined ? {} : { node }),
   });
   console.error(
-    `hookledger: Kafka${node === undefined ? '' : ` node ${node}`} restarted on ${brokers.join(',')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `hookledger: Kafka${node === undefined ? '' : ` node ${node}`} restarted on ${brokers.join(',')} in ${seconds(started)}`,
   );
   return 0;
 }
 
 async function kill(args: string[]): Promise<number> {
   const { stateDir, positionals } = stateDirOption(args);
-  const node = kafkaNodeArgument('kill', positionals);
-  if (node === undefined) throw new UsageError('usage: hookledger stack kill kafka <n> [--state-dir <dir>]');
+  const target = stackTarget('kill', positionals);
+  if (target.component === 'registry') {
+    const url = await actOnRegistryIn(stateDir, 'kill', { logger: stderrLogger() });
+    console.error(
+      `hookledger: schema registry (${url}) killed with SIGKILL; \`hookledger stack restart registry\` starts it again`,
+    );
+    return 0;
+  }
+  const node = target.node!;
   const brokers = await actOnKafkaIn(stateDir, 'kill', { logger: stderrLogger(), node });
   console.error(
     `hookledger: Kafka node ${node} (${brokers.join(',')}) killed with SIGKILL; \`hookledger stack restart kafka ${node}\` starts it again`,
   );
+  return 0;
+}
+
+async function freeze(args: string[]): Promise<number> {
+  const { stateDir, positionals } = stateDirOption(args);
+  stackTarget('freeze', positionals);
+  const url = await actOnRegistryIn(stateDir, 'freeze', { logger: stderrLogger() });
+  console.error(
+    `hookledger: schema registry (${url}) frozen with SIGSTOP: it accepts connections and answers nothing until \`hookledger stack thaw registry\``,
+  );
+  return 0;
+}
+
+async function thaw(args: string[]): Promise<number> {
+  const { stateDir, positionals } = stateDirOption(args);
+  stackTarget('thaw', positionals);
+  const url = await actOnRegistryIn(stateDir, 'thaw', { logger: stderrLogger() });
+  console.error(`hookledger: schema registry (${url}) thawed with SIGCONT`);
   return 0;
 }
 
@@ -356,6 +450,8 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   status,
   restart,
   kill,
+  freeze,
+  thaw,
   fetch,
   'kafka-tool': kafkaTool,
 };

@@ -1,5 +1,5 @@
 // `hookledger topics`: creates or verifies every topic of the catalog and registers the value schemas.
-import type { Config } from '../../../runtime/config.js';
+import { type Config, loadConfig } from '../../../runtime/config.js';
 import {
   brokerCount,
   defaultReplicationFactor,
@@ -25,6 +25,7 @@ import {
 } from '../../../schemas/serde.js';
 import { DurabilityError, rawDurabilityCheck } from '../../../schemas/topic-checks.js';
 import { catalogSubjects, DEFAULT_PARTITIONS, topicCatalog, topicNames } from '../../../schemas/topics.js';
+import { strimziTopics } from '../../deploy/strimzi-topics.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
@@ -53,6 +54,10 @@ options:
   --check                   compare topics and schemas, change nothing; exit 1 when a topic would be
                             created or a schema is not registered (drift), 3 when the check failed
   --json                    one JSON object on stdout: {topics, schemas, changed, drift}
+  --output strimzi          print the topics as Strimzi KafkaTopic resources instead (partitions,
+                            replicas, configs; no cluster is contacted, nothing is created or registered)
+  --strimzi-cluster <name>  with --output strimzi: the Kafka resource's name (label strimzi.io/cluster)
+  --namespace <ns>          with --output strimzi: the resources' namespace (default: none written)
   -h, --help                this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, TOPIC_PARTITIONS, INGEST_BODY_LIMIT,
@@ -209,6 +214,40 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
+/** `--output strimzi`: the catalog as KafkaTopic resources, from the configuration alone. */
+function strimziOutput(
+  values: {
+    output?: string | undefined;
+    'strimzi-cluster'?: string | undefined;
+    namespace?: string | undefined;
+  },
+  {
+    partitions,
+    replicationFactor,
+  }: { partitions?: number | undefined; replicationFactor?: number | undefined },
+): string {
+  if (values.output !== 'strimzi')
+    throw new UsageError(`--output: expected strimzi, got ${values.output ?? '(none)'}`);
+  const cluster = values['strimzi-cluster'];
+  if (!cluster)
+    throw new UsageError('--output strimzi: --strimzi-cluster <name of the Kafka resource> is required');
+  // Neither Kafka nor the registry is contacted: their variables may be unset here.
+  const config = loadConfig({
+    KAFKA_BROKERS: 'unused:9092',
+    SCHEMA_REGISTRY_URL: 'http://unused',
+    ...process.env,
+  });
+  const catalog = topicCatalog({
+    prefix: config.TOPIC_PREFIX,
+    bodyLimit: config.INGEST_BODY_LIMIT,
+    dedupeWindowMs: config.DEDUPE_WINDOW,
+    partitions: partitions ?? config.TOPIC_PARTITIONS ?? DEFAULT_PARTITIONS,
+    replicationFactor: replicationFactor ?? 3,
+    quarantineRetentionMs: config.QUARANTINE_RETENTION,
+  });
+  return strimziTopics(catalog, { cluster, ...(values.namespace ? { namespace: values.namespace } : {}) });
+}
+
 export const command: Command = {
   help: HELP,
   async run(args) {
@@ -219,10 +258,17 @@ export const command: Command = {
       'dry-run': { type: 'boolean', default: false },
       check: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
+      output: { type: 'string' },
+      'strimzi-cluster': { type: 'string' },
+      namespace: { type: 'string' },
     });
     const check = values.check ?? false;
     const partitions = positiveInteger('--partitions', values.partitions);
     const replicationFactor = positiveInteger('--replication-factor', values['replication-factor']);
+    if (values.output !== undefined || values['strimzi-cluster'] !== undefined) {
+      console.log(strimziOutput(values, { partitions, replicationFactor }));
+      return 0;
+    }
     const dryRun = (values['dry-run'] ?? false) || check;
     // Before any topic is created: a registry out of reach, refusing the login or not trusted is one line
     // naming the variable, and nothing is left half set up. A dry run registers nothing.

@@ -9,9 +9,9 @@ import { RetryCounts } from '../../../../processors/dedupe-router/retry-counts.j
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../../../processors/dedupe-router/topology.js';
 import { CONTRACT_TRIGGERS, triggerLabel } from '../../../../processors/dedupe-router/trigger-label.js';
 import { createStreamMetrics } from '../../../../runtime/streams/metrics.js';
-import { TopologyTestDriver } from '../../../../runtime/streams/test-driver.js';
 import type { RawEnvelope } from '../../../../schemas/raw-envelope.js';
 import type { Serde } from '../../../../schemas/serde.js';
+import { TopologyTestDriver } from '../../../helpers/topology-test-driver.js';
 import { envelopeFor } from '../fixtures.js';
 
 const RAW = 'webhooks.raw';

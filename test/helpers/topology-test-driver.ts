@@ -1,8 +1,14 @@
 // Runs a topology in memory, one input record at a time, for unit tests (Kafka Streams'
 // TopologyTestDriver, small): no Kafka, no serialization; each record commits on its own.
-import type { ForwardOptions, InputRecord, Processor, ProcessorContext, Punctuator } from './processor.js';
-import type { ChangelogRecord, StateStore } from './store.js';
-import type { Topology } from './topology.js';
+import type {
+  ForwardOptions,
+  InputRecord,
+  Processor,
+  ProcessorContext,
+  Punctuator,
+} from '../../runtime/streams/processor.js';
+import type { ChangelogRecord, StateStore } from '../../runtime/streams/store.js';
+import type { Topology } from '../../runtime/streams/topology.js';
 
 export interface DriverOutput {
   sink: string;

@@ -1,0 +1,106 @@
+// The dedupe-router when a commit's outcome is unknown: its transaction coordinator commits, and the
+// answer reaches the router only after the router's commit has timed out (every attempt of it). The
+// router must not go on as if that transaction had been rolled back: no id twice downstream, none lost.
+// A broker of its own, behind a proxy that holds back the broker's answers to EndTxn for a while.
+import type { ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
+import { type AnswerDelay, startAnswerDelay } from '../helpers/kafka-answer-delay.js';
+import { type DedicatedBroker, startDedicatedBroker, testStack } from '../helpers/stack.js';
+import { expectExactlyOnce, ProcessorsHarness, randomPrefix, waitReady } from './processors-harness.js';
+import { generateLoad } from './processors-load.js';
+
+/**
+ * Longer than the router waits for a commit today (three attempts of 30 s, its floor for a transaction
+ * operation), so that the commit fails with its outcome unknown, and then some.
+ */
+const HOLD_MS = 100_000;
+const STEP_TIMEOUT_MS = 90_000;
+const TEST_TIMEOUT_MS = 330_000;
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+}
+
+/** Produces the envelopes in small batches at a steady pace until stopped (a transaction always open). */
+function feed(harness: ProcessorsHarness, envelopes: Parameters<ProcessorsHarness['produceRaw']>[0]) {
+  let stopping = false;
+  const fed = (async () => {
+    let next = 0;
+    while (next < envelopes.length && !stopping) {
+      await harness.produceRaw(envelopes.slice(next, next + 50));
+      next = Math.min(next + 50, envelopes.length);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return next;
+  })();
+  return {
+    stop: () => {
+      stopping = true;
+      return fed;
+    },
+  };
+}
+
+describe('the dedupe-router when its transaction coordinator answers a commit too late', () => {
+  const children: ChildProcess[] = [];
+  let broker: DedicatedBroker | undefined;
+  let proxy: AnswerDelay | undefined;
+  afterEach(async () => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+    await proxy?.close();
+    proxy = undefined;
+    await broker?.dispose();
+    broker = undefined;
+  });
+
+  it(
+    'the commit went through but its answer came after every commit attempt timed out: nothing duplicated, nothing lost',
+    async () => {
+      const delay = await startAnswerDelay();
+      proxy = delay;
+      broker = await startDedicatedBroker(1, {
+        extraProperties: (base) => {
+          // PLAINTEXT://127.0.0.1:<port>,CONTROLLER://…: the broker's own port, behind the proxy's.
+          delay.forwardTo(Number(/PLAINTEXT:\/\/[^,]*:(\d+)/.exec(String(base.listeners))![1]));
+          return { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${delay.port}` };
+        },
+      });
+      const harness = new ProcessorsHarness(
+        { brokers: [`127.0.0.1:${delay.port}`], registryUrl: testStack().registryUrl },
+        randomPrefix('commit-stall'),
+        3,
+      );
+      await harness.setUp();
+      const groupId = dedupeRouterAppId(harness.prefix);
+      const load = generateLoad({ ids: 1_500, retries: 500 });
+      const quarter = Math.floor(load.envelopes.length / 4);
+
+      await harness.produceRaw(load.envelopes.slice(0, quarter));
+      const router = await harness.spawnProcess(['--only', 'dedupe-router']);
+      children.push(router.child);
+      await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
+      await waitReady(`${router.url}/readyz`, STEP_TIMEOUT_MS);
+
+      // Deliveries keep coming: the router commits all the time, and the next commit's answer is held.
+      const feeder = feed(harness, load.envelopes.slice(quarter));
+      const held = await delay.holdEndTxnAnswers(HOLD_MS);
+      const fed = quarter + (await feeder.stop());
+      await harness.produceRaw(load.envelopes.slice(fed));
+      expect(held, 'no commit answer was held: the fault did not happen').toBeGreaterThan(0);
+
+      await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
+      await waitReady(`${router.url}/readyz`, STEP_TIMEOUT_MS);
+      expect(router.child.exitCode, 'the router stopped').toBeNull();
+      router.child.kill('SIGTERM');
+      expect(await within(router.exited, STEP_TIMEOUT_MS, 'exit after SIGTERM')).toBe(0);
+      await expectExactlyOnce(harness, load.ids);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,305 @@
+// The stream runner on the failure path, with a fake Kafka client: after any error every partition reads
+// again from its first record not committed, a commit with no outcome hands over to new clients, a lost
+// partition never commits, a wait that never ends stops the loop, and a record that always fails is
+// dead-lettered after a bounded number of attempts. Each of these failed on the runtime before issue 18.
+import { createServer, type Server } from 'node:net';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ERRORS } from '../../../runtime/kafka/rdkafka.js';
+import {
+  CommitOutcomeUnknownError,
+  classifyRecordError,
+  LoopStalledError,
+  RECORD_ATTEMPTS,
+} from '../../../runtime/streams/errors.js';
+import type { InputRecord, ProcessorContext } from '../../../runtime/streams/processor.js';
+import { needsNewClients, startRejoiningApp } from '../../../runtime/streams/rejoining-app.js';
+import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
+import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
+import type { Topology } from '../../../runtime/streams/topology.js';
+import { createSerde } from '../../../schemas/serde.js';
+import { AppliedThenFailed, deferred, FakeKafka } from './fake-stream-clients.js';
+import { apps, closeApps, Forwarding, p0, p1, rd, start, topology, until } from './runner-fixtures.js';
+
+afterEach(closeApps);
+
+const p2 = { topic: 'in', partition: 2 };
+
+/** The registry client's answer when the registry's port is closed: a 400 that names the real cause. */
+const connectionRefused = () =>
+  Object.assign(new Error('hookledger - Error, status 400: connect ECONNREFUSED 127.0.0.1:8081'), {
+    name: 'ResponseError',
+    status: 400,
+  });
+
+/** The forwarding topology, its values read by `read` (which may throw or never answer). */
+function readingWith(read: (value: number) => Promise<number>): Topology<number> {
+  return {
+    ...topology,
+    sources: [{ topic: 'in', deserialize: async ({ value }) => read(Number(value?.toString())) }],
+  };
+}
+
+describe('a failure in the middle of a batch', () => {
+  it('reads every partition again from its last commit, so records after the failure are never skipped', async () => {
+    const kafka = new FakeKafka();
+    // One batch: in[0]'s record, then in[1] whose first record in the transaction fails once (the
+    // registry is down), then in[1]'s next record and in[2]'s, handed over but not reached.
+    kafka.produce('in', 0, [1]);
+    kafka.produce('in', 1, [2, 3]);
+    kafka.produce('in', 2, [4]);
+    let failures = 0;
+    const app = await start(kafka, {
+      topology: readingWith(async (value) => {
+        if (value === 2 && failures++ === 0) throw connectionRefused();
+        return value;
+      }),
+    });
+    kafka.consumer.rebalance('assign', [p0, p1, p2]);
+
+    await until(
+      () => [0, 1, 2].every((p) => kafka.committed.get(`in[${p}]`) === (p === 1 ? 2 : 1)),
+      'every partition committed to its end',
+    );
+    expect(failures).toBe(2);
+    expect(kafka.values('out').sort()).toEqual([1, 2, 3, 4]);
+    // Each running partition was moved back, the two that had nothing in the transaction included.
+    for (const partition of ['in[0] 0', 'in[1] 0', 'in[2] 0'])
+      expect(kafka.log).toContain(`seek ${partition}`);
+    expect(app.failure()).toBeUndefined();
+  });
+
+  it('stops for new clients when a running partition cannot be moved back', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    kafka.seekSteps = [new Error('Local: Erroneous state')];
+    let failed = false;
+    const app = await start(kafka, {
+      topology: readingWith(async (value) => {
+        if (value === 2 && !failed) {
+          failed = true;
+          throw connectionRefused();
+        }
+        return value;
+      }),
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await app.stopped;
+    expect(app.failure()?.message).toMatch(/could not move in\[0\] to offset 0: Local: Erroneous state/);
+    expect(needsNewClients(app.failure())).toBe(true);
+    expect(kafka.values('out')).toEqual([]);
+  });
+});
+
+describe('a commit whose outcome is unknown', () => {
+  it('never goes on over rolled-back state: new clients start from what the brokers committed', async () => {
+    const kafka = new FakeKafka();
+    // EndTxn reached the coordinator, yet commitTransaction answered with a time-out.
+    kafka.commitSteps = [
+      new AppliedThenFailed(
+        rd(ERRORS.ERR__TIMED_OUT, 'commitTransaction: Local: Timed out', { isRetriable: true }),
+      ),
+    ];
+    kafka.produce('in', 0, [1, 2]);
+    const starts: StreamApp[] = [];
+    const app = await startRejoiningApp({
+      start: async () => {
+        const next = await start(kafka);
+        starts.push(next);
+        // The group gives the partition back to the new member.
+        if (starts.length > 1) queueMicrotask(() => kafka.consumer.rebalance('assign', [p0]));
+        return next;
+      },
+      logger: pino({ level: 'silent' }),
+      instanceId: 'i1',
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+
+    await until(() => starts.length === 2, 'a second app with new clients');
+    expect(starts[0]!.failure()).toBeInstanceOf(CommitOutcomeUnknownError);
+    kafka.produce('in', 0, [3]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the next record committed by the new app');
+    // The records of the commit that went through are never processed again.
+    expect(kafka.values('out')).toEqual([1, 2, 3]);
+    expect(kafka.sent.filter((r) => r.topic === 'out').map((r) => Number(r.value?.toString()))).toEqual([
+      1, 2, 3,
+    ]);
+    await app.close();
+  });
+});
+
+describe('a commit and a close with a lost partition', () => {
+  it('aborts at close when a loss is queued, so nothing of the lost partition commits', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.length === 2, 'two records in the open transaction');
+
+    kafka.consumer.rebalance('revoke', [p0], true);
+    await app.close();
+    apps.length = 0;
+    expect(kafka.log).not.toContain('commit');
+    expect(kafka.values('out')).toEqual([]);
+    expect(kafka.committed.size).toBe(0);
+  });
+
+  it('refuses to commit a transaction holding a partition lost meanwhile, and aborts it', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1]);
+    kafka.produce('in', 1, [2]);
+    await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0, p1]);
+    await until(() => kafka.sent.length === 2, 'a record of each partition in the open transaction');
+
+    // in[1] is revoked in order, and in[0] lost right after, before the loop handled either: the commit
+    // that in[1]'s revoke asks for would carry in[0]'s outputs.
+    kafka.consumer.rebalance('revoke', [p1]);
+    kafka.consumer.rebalance('revoke', [p0], true);
+    await until(() => kafka.log.includes('unassign in[0]'), 'both partitions given back');
+    expect(kafka.log).not.toContain('commit');
+    expect(kafka.values('out')).toEqual([]);
+  });
+});
+
+describe('a wait that never ends', () => {
+  it('fails a registry request that is never answered within the timeout, as a transient error', async () => {
+    // A registry frozen with SIGSTOP: connections are accepted, nothing is ever answered.
+    const sockets: import('node:net').Socket[] = [];
+    const server: Server = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const serde = createSerde({ registryUrl: `http://127.0.0.1:${port}`, timeoutMs: 200 });
+      const started = Date.now();
+      const framed = Buffer.from([0, 0, 0, 0, 7, 2]);
+      const error = await serde.decode(framed).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect((error as Error).message).toMatch(/Timeout \(200ms\)/);
+      expect(classifyRecordError(error)).toBe('transient');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('stops the loop for new clients when a cycle waits past its limit, saying why meanwhile', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1]);
+    const never = deferred<number>();
+    const app = await start(kafka, {
+      topology: readingWith(() => never.promise),
+      stallTimeoutMs: 600,
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(
+      () => app.readiness().reasons.some((r) => /poll loop processing in\[0\] offset 0 for/.test(r)),
+      'readiness naming the wait',
+    );
+    await app.stopped;
+    expect(app.failure()).toBeInstanceOf(LoopStalledError);
+    expect(app.failure()?.message).toMatch(/the poll loop has been processing in\[0\] offset 0 for \d+ s/);
+    expect(needsNewClients(app.failure())).toBe(true);
+    expect(kafka.openProducers).toBe(0);
+    expect(kafka.consumer.connected).toBe(false);
+  });
+});
+
+/** Forwards every record; a record of value 99 writes a state value larger than any topic takes. */
+class HugeStateFor99 extends Forwarding {
+  #context!: ProcessorContext;
+  override init(context: ProcessorContext) {
+    super.init(context);
+    this.#context = context;
+  }
+  override process(record: InputRecord<number>) {
+    if (record.value !== 99) return super.process(record);
+    this.#context.getStore<ChangelogKeyValueStore<string>>('big').put(record.key!, 'x'.repeat(1_100_000), 0);
+  }
+}
+
+describe('a record that fails every time', () => {
+  it(`is dead-lettered after ${RECORD_ATTEMPTS} attempts, and its partition goes on`, async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3]);
+    let attempts = 0;
+    const deadLetters: string[] = [];
+    const app = await start(kafka, {
+      topology: {
+        ...topology,
+        sources: [
+          {
+            topic: 'in',
+            deserialize: async ({ value }) => {
+              const v = Number(value?.toString());
+              if (v === 2) {
+                attempts++;
+                throw Object.assign(new TypeError('Cannot read properties of undefined'), {
+                  code: 'ERR_INVALID_ARG_TYPE',
+                });
+              }
+              return v;
+            },
+            poison: () => -1,
+          },
+        ],
+        sinks: [...topology.sinks, { name: 'dlq', topic: 'dlq', serialize: (v) => Buffer.from(String(v)) }],
+        deadLetter: {
+          sink: 'dlq',
+          build(record, failure) {
+            deadLetters.push(failure.message);
+            return { key: record.key!, value: record.value };
+          },
+        },
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition past the failing record', 10_000);
+    expect(attempts).toBe(RECORD_ATTEMPTS);
+    expect(kafka.values('out')).toEqual([1, 3]);
+    expect(kafka.values('dlq')).toEqual([-1]);
+    expect(deadLetters).toEqual([`failed ${RECORD_ATTEMPTS} times: Cannot read properties of undefined`]);
+    expect(app.failure()).toBeUndefined();
+  }, 20_000);
+
+  it('dead-letters a record whose state would not fit its changelog, instead of failing every commit', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 99, 3]);
+    const reasons: string[] = [];
+    await start(kafka, {
+      topology: {
+        ...topology,
+        processor: { name: 'huge', create: () => new HugeStateFor99() },
+        stores: [
+          ...topology.stores,
+          {
+            name: 'big',
+            changelogTopic: () => 'big-changelog',
+            create: () =>
+              new ChangelogKeyValueStore<string>('big', new MapBacking<string>(), {
+                encode: (v) => Buffer.from(v),
+                decode: (b) => b.toString(),
+              }),
+          },
+        ],
+        sinks: [...topology.sinks, { name: 'dlq', topic: 'dlq', serialize: (v) => Buffer.from(String(v)) }],
+        deadLetter: {
+          sink: 'dlq',
+          build(record, failure) {
+            reasons.push(failure.reason);
+            return { key: record.key!, value: record.value };
+          },
+        },
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition committed past the record');
+    expect(reasons).toEqual(['output-too-large']);
+    expect(kafka.values('out')).toEqual([1, 3]);
+    expect(kafka.values('dlq')).toEqual([99]);
+    expect(kafka.output.some((r) => r.topic === 'big-changelog')).toBe(false);
+  });
+});
