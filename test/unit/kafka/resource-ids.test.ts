@@ -5,6 +5,7 @@ import { dedupeRouterAppId } from '../../../processors/dedupe-router/main.js';
 import { tablesAppId } from '../../../processors/tables/main.js';
 import { readerGroupId } from '../../../runtime/kafka/resource-ids.js';
 import { promoteTransactionalId } from '../../../tools/quarantine/promote.js';
+import { repartitionAppId } from '../../../tools/repartition/repartition.js';
 import { replayAppId } from '../../../tools/replay/topics.js';
 
 describe('consumer group and transactional ids', () => {
@@ -16,6 +17,7 @@ describe('consumer group and transactional ids', () => {
     "a replay's bounds": replayAppId(prefix, '20261126-0900', 'bounds'),
     "quarantine promote's transactional id": promoteTransactionalId(prefix, 'energy'),
     "the group-less reader's group.id": readerGroupId(prefix),
+    "repartition's group (its transactional ids add the instance id)": repartitionAppId(prefix, 'v2.'),
   };
 
   it.each(Object.entries(ids))('%s starts with the topic prefix and hookledger-', (_, id) => {
