@@ -1,7 +1,7 @@
 // `npm run build` gives dist/; the bin runs it where there are no sources (the npm package, the image);
 // `npm pack` ships only what runs. Builds once (about 15 s on two busy cores).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,5 +96,25 @@ describe('the built package', () => {
       ].sort(),
     );
     expect(files.filter((f) => /\.ts$|\.map$|^dist\/test\/|^dist\/tools\/bench\//.test(f))).toEqual([]);
+  });
+
+  it('imports at run time only what dependencies lists (dev tools such as tsx stay out of the image)', () => {
+    const imported = new Set<string>();
+    const files = (readdirSync(join(root, 'dist'), { recursive: true }) as string[]).filter((f) =>
+      f.endsWith('.js'),
+    );
+    for (const file of files) {
+      const text = readFileSync(join(root, 'dist', file), 'utf8');
+      for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)['"]([^'"./][^'"]*)['"]/g)) {
+        const specifier = m[1]!;
+        if (specifier.startsWith('node:')) continue;
+        const parts = specifier.split('/');
+        imported.add(specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!);
+      }
+    }
+    expect(imported.size).toBeGreaterThan(5);
+    const runtime = Object.keys(manifest.dependencies);
+    expect([...imported].filter((name) => !runtime.includes(name)).sort()).toEqual([]);
+    expect(runtime).not.toContain('tsx');
   });
 });
