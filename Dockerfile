@@ -20,8 +20,8 @@ COPY schemas schemas
 COPY ingest ingest
 COPY processors processors
 COPY tools tools
-# What ships is what runs: no dev tools, and none of the optional packages the CLI uses on a developer's
-# machine only (testcontainers for a Docker stack, tsx to run the sources).
+# What ships is what runs: no dev tools (tsx, the test and lint tools), and not the optional package the
+# CLI uses on a developer's machine only (testcontainers, for a Docker stack).
 RUN npm run build && npm prune --omit=dev --omit=optional
 
 FROM ${NODE_IMAGE}
@@ -33,7 +33,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
 # 8080: webhooks. The ops port (INGEST_OPS_PORT 9091: /healthz, /readyz, /metrics) listens on the
-# loopback unless INGEST_OPS_HOST says otherwise (in Kubernetes: 0.0.0.0, with no Service port for it).
+# loopback unless INGEST_OPS_HOST says otherwise (in Kubernetes: 0.0.0.0, with no Ingress route to it).
 EXPOSE 8080
 ENTRYPOINT ["node", "dist/tools/cli/main.js"]
 CMD ["ingest"]

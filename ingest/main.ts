@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError, loadConfig } from '../runtime/config.js';
+import { logStartConfig } from '../runtime/config-view.js';
 import { withAdmin } from '../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../runtime/kafka/rdkafka.js';
 import { assertBrokersReachable } from '../runtime/kafka/reachable.js';
@@ -238,6 +239,7 @@ export async function runIngest(env: NodeJS.ProcessEnv = process.env): Promise<n
   const config = loadConfig(env);
   const sources = loadSources(env);
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'ingest' });
+  logStartConfig(logger, config, env);
   const running = await startIngest({ config, sources, logger });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

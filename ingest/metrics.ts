@@ -1,5 +1,6 @@
 // Ingest's Prometheus series, on a registry of its own (several apps can live in one test process).
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { registerBuildInfo } from '../runtime/build-info.js';
 import type { BatchStats } from './producer/batcher.js';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -26,6 +27,7 @@ export interface IngestMetrics {
 export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetrics {
   const registry = new Registry();
   if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'hookledger_ingest_' });
+  registerBuildInfo(registry);
   const registers = [registry];
   const requests = new Counter({
     name: 'hookledger_ingest_requests_total',

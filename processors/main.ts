@@ -1,6 +1,7 @@
 // Starts the processor stages (dedupe-router, tables, or one of them) in this process, with one
 // /healthz, /readyz and /metrics server: what `hookledger process` and `hookledger start` run.
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { registerBuildInfo } from '../runtime/build-info.js';
 import type { Config } from '../runtime/config.js';
 import { assertBrokersReachable } from '../runtime/kafka/reachable.js';
 import type { Logger } from '../runtime/log.js';
@@ -49,6 +50,7 @@ export async function startProcessors({
   ]);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'hookledger_process_' });
+  registerBuildInfo(registry);
   const stages: RunningStage[] = [];
   // Listening first: a port in use stops the start before any stage joins its group. Until every
   // stage runs, /readyz says which is still starting.

@@ -1,7 +1,7 @@
 // The environment, validated once at start-up: a bad value stops the process with one line naming it.
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { parseDuration } from './duration.js';
+import { formatDuration, parseDurationOrMs } from './duration.js';
 import { resolveSecretFiles, SECRET_VARIABLES } from './secret-files.js';
 
 /** The platform retries a failed delivery for 72 hours; a shorter window would let retries through. */
@@ -11,15 +11,29 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/**
+ * A duration variable, in milliseconds: `250ms`, `10s`, `5m`, `72h`, `7d`, or a bare number of
+ * milliseconds (the form the *_MS variables always took). Every duration variable reads this way.
+ */
 const duration = (example: string) =>
   z.string().transform((text, ctx) => {
-    const ms = parseDuration(text);
+    const ms = parseDurationOrMs(text);
     if (ms === undefined) {
       ctx.addIssue({ code: 'custom', message: `expected a duration such as ${example}` });
       return z.NEVER;
     }
     return ms;
   });
+
+/** A duration within bounds, the bounds said as durations. */
+const boundedDuration = (example: string, min: number, max: number, tooLong?: string) =>
+  duration(example).pipe(
+    z
+      .number()
+      .int()
+      .min(min, `must be at least ${formatDuration(min)}`)
+      .max(max, tooLong ?? `must be at most ${formatDuration(max)}`),
+  );
 
 /** `UTC`, `Z` or `±HH:MM` (`±HHMM`) as minutes east of UTC; offsets in use span −12:00 to +14:00. */
 function utcOffsetMinutes(text: string): number | undefined {
@@ -70,6 +84,11 @@ const environment = z.object({
   SCHEMA_REGISTRY_PASSWORD: z.string().optional(),
   SCHEMA_REGISTRY_BEARER_TOKEN: z.string().optional(),
   SCHEMA_REGISTRY_CA_FILE: z.string().optional(),
+  /**
+   * false: the services only look schemas up, never register one (`hookledger topics` still registers),
+   * so their registry login needs read rights only (docs/security.md).
+   */
+  SCHEMA_REGISTRY_AUTO_REGISTER: flag.default(true),
   /**
    * How long one registry request may go unanswered (a frozen registry accepts connections and never
    * answers): the processors' poll loop waits no longer, so keep it under the transaction timeout.
@@ -143,24 +162,24 @@ const environment = z.object({
   INGEST_OPS_HOST: z.string().min(1).default('127.0.0.1'),
   INGEST_OPS_PORT: port.default(9091),
   INGEST_BODY_LIMIT: bytes.default(1_048_576),
-  INGEST_DEADLINE_MS: z.coerce
-    .number()
-    .int()
-    .positive()
-    .max(29_000, "must stay under the platform's 30 s timeout")
-    .default(10_000),
+  INGEST_DEADLINE_MS: boundedDuration(
+    '10s',
+    1,
+    29_000,
+    "must stay under the platform's 30 s timeout",
+  ).default(10_000),
   /**
    * On SIGTERM, how long /readyz answers 503 while the listener still serves, before it closes: load
    * balancers and Kubernetes endpoints stop sending meanwhile, so a rolling update refuses no webhook.
    */
-  INGEST_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(120_000).default(5_000),
+  INGEST_DRAIN_DELAY_MS: boundedDuration('5s', 0, 120_000).default(5_000),
   /** Connections ingest holds open at most (more are closed as they arrive). */
   INGEST_MAX_CONNECTIONS: z.coerce.number().int().positive().default(1_024),
   /** Time to receive a whole request, headers and body (slow clients are cut). */
-  INGEST_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(29_000).default(10_000),
+  INGEST_REQUEST_TIMEOUT_MS: boundedDuration('10s', 1_000, 29_000).default(10_000),
   /** Idle time before a kept-alive connection is closed. */
-  INGEST_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(65_000).default(10_000),
-  INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(2),
+  INGEST_KEEP_ALIVE_TIMEOUT_MS: boundedDuration('10s', 1_000, 65_000).default(10_000),
+  INGEST_LINGER_MS: boundedDuration('2ms', 0, 1_000).default(2),
   INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),
   /** Requests to a signed source whose signature fails are kept in webhooks.quarantine (still 401). */
@@ -182,9 +201,9 @@ const environment = z.object({
   PROCESSOR_HOST: z.string().min(1).default('0.0.0.0'),
   PROCESSOR_PORT: port.default(9090),
   /** How long a silent processor keeps its partitions (a SIGKILLed one holds them this long). */
-  PROCESSOR_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
+  PROCESSOR_SESSION_TIMEOUT_MS: boundedDuration('30s', 6_000, 300_000).default(30_000),
   /** Short, so a dead owner's open transaction blocks read_committed readers for seconds only. */
-  PROCESSOR_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(900_000).default(10_000),
+  PROCESSOR_TRANSACTION_TIMEOUT_MS: boundedDuration('10s', 1_000, 900_000).default(10_000),
   /**
    * This process instance among the processors of one app: the transactional id and the consumer
    * group's static member id are `<app>-<instance>`. Unique per live instance (two instances with one
@@ -213,21 +232,77 @@ export type Config = z.infer<typeof environment>;
 /** The names of the variables above (sources are read by ingest: HOOKLEDGER_SOURCES, HOOKLEDGER_SOURCES_FILE). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(environment.shape);
 
+/** One thing wrong with the configuration: the variable and what is wrong, never a secret's value. */
+export interface ConfigProblem {
+  variable: string;
+  message: string;
+}
+
+/** `VARIABLE: what is wrong (got "value")`, the line the user sees. */
+export function problemLine({ variable, message }: ConfigProblem): string {
+  return `${variable}: ${message}`;
+}
+
 /**
- * Validates the environment; throws a ConfigError whose message is one line naming the variable. Secrets
- * may come as `<NAME>_FILE` (see secret-files.ts); their values are never shown.
+ * Validates the environment: the configuration, or every problem found (not only the first). Secrets may
+ * come as `<NAME>_FILE` (see secret-files.ts); their values are never shown.
+ */
+export function checkConfig(
+  env: NodeJS.ProcessEnv = process.env,
+): { config: Config; problems: [] } | { config: undefined; problems: ConfigProblem[] } {
+  const fileProblems: ConfigProblem[] = [];
+  const resolved = resolveSecretFiles(env, undefined, (error) => fileProblems.push(problemOf(error.message)));
+  const present = Object.fromEntries(Object.entries(resolved).filter(([, v]) => v !== undefined && v !== ''));
+  // With the rules across variables (consistentEnvironment), each reported on the variable to change.
+  const result = consistentEnvironment.safeParse(present);
+  const problems = [...fileProblems];
+  if (!result.success) {
+    const seen = new Set(fileProblems.map((p) => p.variable));
+    for (const issue of result.error.issues) {
+      const variable = String(issue.path[0] ?? 'environment');
+      // One line per variable: its first problem (zod may report a bad value twice).
+      if (seen.has(variable)) continue;
+      seen.add(variable);
+      const found = present[variable];
+      const secret = (SECRET_VARIABLES as readonly string[]).includes(variable);
+      const shown =
+        found === undefined ? 'it is not set' : secret ? 'value hidden' : `got ${JSON.stringify(found)}`;
+      problems.push({ variable, message: `${issue.message} (${shown})` });
+    }
+  }
+  if (problems.length > 0 || !result.success) return { config: undefined, problems };
+  return { config: result.data, problems: [] };
+}
+
+function problemOf(line: string): ConfigProblem {
+  const colon = line.indexOf(': ');
+  return colon > 0
+    ? { variable: line.slice(0, colon), message: line.slice(colon + 2) }
+    : { variable: 'environment', message: line };
+}
+
+/**
+ * Validates the environment; throws a ConfigError whose message is one line naming the variable (the
+ * first problem; `hookledger config check` lists them all).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(
-    Object.entries(resolveSecretFiles(env)).filter(([, v]) => v !== undefined && v !== ''),
-  );
-  const result = consistentEnvironment.safeParse(present);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const variable = String(issue.path[0] ?? 'environment');
-  const found = present[variable];
-  const secret = (SECRET_VARIABLES as readonly string[]).includes(variable);
-  const shown =
-    found === undefined ? 'it is not set' : secret ? 'value hidden' : `got ${JSON.stringify(found)}`;
-  throw new ConfigError(`${variable}: ${issue.message} (${shown})`);
+  const checked = checkConfig(env);
+  if (checked.config !== undefined) return checked.config;
+  throw new ConfigError(problemLine(checked.problems[0]!));
 }
+
+/** Durations among the variables, shown as such (`7d`) by `config print`. */
+export const DURATION_VARIABLES: readonly string[] = [
+  'DEDUPE_WINDOW',
+  'QUARANTINE_RETENTION',
+  'INGEST_DEADLINE_MS',
+  'INGEST_LINGER_MS',
+  'PROCESSOR_SESSION_TIMEOUT_MS',
+  'PROCESSOR_TRANSACTION_TIMEOUT_MS',
+  'SCHEMA_REGISTRY_TIMEOUT',
+  'INGEST_DRAIN_DELAY_MS',
+  'INGEST_REQUEST_TIMEOUT_MS',
+  'INGEST_KEEP_ALIVE_TIMEOUT_MS',
+  'WEBHOOK_MAX_AGE',
+  'WEBHOOK_MAX_AHEAD',
+];

@@ -1,4 +1,5 @@
-// Parses human durations such as "72h", "7d", "10s", "250ms" into milliseconds.
+// Parses human durations such as "72h", "7d", "10s", "250ms" into milliseconds: the one syntax every
+// duration variable and option accepts (a bare number, the older form of the *_MS variables, is milliseconds).
 
 const UNIT_MS: Record<string, number> = {
   ms: 1,
@@ -9,6 +10,7 @@ const UNIT_MS: Record<string, number> = {
 };
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+const MILLISECONDS = /^\d+$/;
 
 /** Returns the duration in milliseconds, or undefined when the text is not a duration. */
 export function parseDuration(text: string): number | undefined {
@@ -16,6 +18,12 @@ export function parseDuration(text: string): number | undefined {
   if (!match) return undefined;
   const [, amount, unit] = match;
   return Math.round(Number(amount) * UNIT_MS[unit!]!);
+}
+
+/** A duration (`250ms`, `10s`, `7d`) or a bare whole number of milliseconds (`10000`); else undefined. */
+export function parseDurationOrMs(text: string): number | undefined {
+  const trimmed = text.trim();
+  return MILLISECONDS.test(trimmed) ? Number(trimmed) : parseDuration(trimmed);
 }
 
 /** The shortest exact form of a duration, for messages: 259200000 -> "72h". */

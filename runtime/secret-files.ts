@@ -23,25 +23,42 @@ const readText: ReadText = (path) => readFileSync(path, 'utf8');
  * content (one trailing newline dropped: `echo secret > file` must not change the secret). Setting both
  * `<NAME>` and `<NAME>_FILE` is refused: which one wins would be a guess.
  */
-export function resolveSecretFiles(env: NodeJS.ProcessEnv, read: ReadText = readText): NodeJS.ProcessEnv {
+export function resolveSecretFiles(
+  env: NodeJS.ProcessEnv,
+  read: ReadText = readText,
+  /** Given: each problem is handed to it and the others are still resolved (`config check`); else thrown. */
+  onProblem: (error: ConfigError) => void = (error) => {
+    throw error;
+  },
+): NodeJS.ProcessEnv {
   const resolved: NodeJS.ProcessEnv = { ...env };
   for (const name of SECRET_VARIABLES) {
-    const fileVariable = `${name}_FILE`;
-    const file = env[fileVariable];
-    delete resolved[fileVariable];
-    if (file === undefined || file === '') continue;
-    if (env[name] !== undefined && env[name] !== '')
-      throw new ConfigError(`${fileVariable}: set either ${name} or ${fileVariable}, not both`);
-    let text: string;
     try {
-      text = read(file);
+      resolveOne(name, env, resolved, read);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      throw new ConfigError(`${fileVariable}: cannot read ${JSON.stringify(file)} (${code})`);
+      if (!(error instanceof ConfigError)) throw error;
+      onProblem(error);
     }
-    const value = text.replace(/\r?\n$/, '');
-    if (value === '') throw new ConfigError(`${fileVariable}: ${JSON.stringify(file)} is empty`);
-    resolved[name] = value;
   }
   return resolved;
+}
+
+/** Resolves `<name>_FILE` into `resolved[name]`; throws a ConfigError naming the file variable. */
+function resolveOne(name: string, env: NodeJS.ProcessEnv, resolved: NodeJS.ProcessEnv, read: ReadText): void {
+  const fileVariable = `${name}_FILE`;
+  const file = env[fileVariable];
+  delete resolved[fileVariable];
+  if (file === undefined || file === '') return;
+  if (env[name] !== undefined && env[name] !== '')
+    throw new ConfigError(`${fileVariable}: set either ${name} or ${fileVariable}, not both`);
+  let text: string;
+  try {
+    text = read(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError(`${fileVariable}: cannot read ${JSON.stringify(file)} (${code})`);
+  }
+  const value = text.replace(/\r?\n$/, '');
+  if (value === '') throw new ConfigError(`${fileVariable}: ${JSON.stringify(file)} is empty`);
+  resolved[name] = value;
 }

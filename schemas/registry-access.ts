@@ -12,6 +12,8 @@ export interface RegistryAccess {
   bearerToken?: string;
   /** PEM CA certificates the registry's TLS certificate must chain to (instead of Node's public ones). */
   ca?: Buffer;
+  /** false (SCHEMA_REGISTRY_AUTO_REGISTER=false): `register` only looks the schema up (serde.ts). */
+  autoRegister?: boolean;
   /** How long one request may go unanswered before it fails (SCHEMA_REGISTRY_TIMEOUT). */
   timeoutMs?: number;
 }
@@ -24,7 +26,7 @@ export type RegistryConfig = Pick<
   | 'SCHEMA_REGISTRY_BEARER_TOKEN'
   | 'SCHEMA_REGISTRY_CA_FILE'
 > &
-  Partial<Pick<Config, 'SCHEMA_REGISTRY_TIMEOUT'>>;
+  Partial<Pick<Config, 'SCHEMA_REGISTRY_AUTO_REGISTER' | 'SCHEMA_REGISTRY_TIMEOUT'>>;
 
 type ReadFile = (path: string) => Buffer;
 
@@ -40,6 +42,7 @@ export function registryAccess(
     SCHEMA_REGISTRY_CA_FILE: caFile,
   } = config;
   const access: RegistryAccess = { registryUrl };
+  if (config.SCHEMA_REGISTRY_AUTO_REGISTER === false) access.autoRegister = false;
   if (config.SCHEMA_REGISTRY_TIMEOUT !== undefined) access.timeoutMs = config.SCHEMA_REGISTRY_TIMEOUT;
   if ((username === undefined) !== (password === undefined))
     throw new ConfigError(

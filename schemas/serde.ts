@@ -9,7 +9,7 @@ import type {
 import { registerOrFindExisting } from './register-existing.js';
 import type { RegistryAccess } from './registry-access.js';
 import { loadSchema } from './schema-files.js';
-import { topicCatalog, valueSubject } from './topics.js';
+import { catalogSubjects } from './topics.js';
 
 /**
  * Every subject is registered with this level: a new schema must read data written with every earlier
@@ -26,6 +26,11 @@ export class CompatibilityLevelError extends Error {
   override name = 'CompatibilityLevelError';
 }
 
+/** Lookup-only mode, and the subject does not hold the schema: `hookledger topics` registers it. */
+export class SchemaNotRegisteredError extends Error {
+  override name = 'SchemaNotRegisteredError';
+}
+
 export interface RegisteredSubject {
   subject: string;
   /** The schema file (without .avsc). */
@@ -39,7 +44,10 @@ export interface DecodeOptions {
 }
 
 export interface Serde {
-  /** Registers a schema (Avro JSON text) under a subject with BACKWARD_TRANSITIVE; resolves to its id. */
+  /**
+   * Registers a schema (Avro JSON text) under a subject with BACKWARD_TRANSITIVE; resolves to its id.
+   * Lookup-only (autoRegister false): the id of this schema under the subject, or SchemaNotRegisteredError.
+   */
   register(subject: string, schema: string): Promise<number>;
   /** Registers every topic's value schema as `<topic>-value`; idempotent. */
   registerAll(prefix: string): Promise<RegisteredSubject[]>;
@@ -100,6 +108,7 @@ export function createSerde({
   auth,
   bearerToken,
   ca,
+  autoRegister = true,
   timeoutMs = DEFAULT_REGISTRY_TIMEOUT_MS,
 }: CreateSerdeOptions): Serde {
   const base = registryUrl.replace(/\/+$/, '');
@@ -137,6 +146,13 @@ export function createSerde({
   }
 
   async function register(subject: string, schema: string): Promise<number> {
+    if (!autoRegister) {
+      const id = await lookup(subject, schema);
+      if (id !== undefined) return id;
+      throw new SchemaNotRegisteredError(
+        `schema subject "${subject}" does not hold this version of the schema, and SCHEMA_REGISTRY_AUTO_REGISTER=false: run \`hookledger topics\` (it registers)`,
+      );
+    }
     const registerOnce = () =>
       registerOrFindExisting(subject, {
         register: async () =>
@@ -169,23 +185,9 @@ export function createSerde({
   return {
     register,
     async registerAll(prefix) {
-      // Sizes and counts do not change which topics carry which schema.
-      const topics = topicCatalog({
-        prefix,
-        bodyLimit: 1,
-        dedupeWindowMs: 1,
-        partitions: 1,
-        replicationFactor: 1,
-      });
       const registered: RegisteredSubject[] = [];
-      for (const topic of topics) {
-        if (topic.valueSchema === undefined) continue;
-        const subject = valueSubject(topic.name);
-        registered.push({
-          subject,
-          schema: topic.valueSchema,
-          id: await register(subject, loadSchema(topic.valueSchema)),
-        });
+      for (const { subject, schema } of catalogSubjects(prefix)) {
+        registered.push({ subject, schema, id: await register(subject, loadSchema(schema)) });
       }
       return registered;
     },

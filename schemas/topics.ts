@@ -212,3 +212,18 @@ export function topicCatalog({
     }),
   ];
 }
+
+/** Every catalog topic's value subject and its schema file (without .avsc), in catalog order. */
+export function catalogSubjects(prefix: string): { subject: string; schema: string }[] {
+  // Sizes and counts do not change which topics carry which schema.
+  const topics = topicCatalog({
+    prefix,
+    bodyLimit: 1,
+    dedupeWindowMs: 1,
+    partitions: 1,
+    replicationFactor: 1,
+  });
+  return topics.flatMap((topic) =>
+    topic.valueSchema === undefined ? [] : [{ subject: valueSubject(topic.name), schema: topic.valueSchema }],
+  );
+}

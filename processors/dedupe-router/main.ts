@@ -5,6 +5,7 @@ import { withAdmin } from '../../runtime/kafka/admin.js';
 import { assertCoPartitioned } from '../../runtime/kafka/co-partitioning.js';
 import { isLoginRefused } from '../../runtime/kafka/login.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { resourceId } from '../../runtime/kafka/resource-ids.js';
 import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import type { Logger } from '../../runtime/log.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
@@ -25,7 +26,7 @@ export const DEDUPE_ROUTER = 'dedupe-router';
 
 /** The consumer group of the live router; its transactional id is `<group>-<instance id>`. */
 export function dedupeRouterAppId(prefix: string): string {
-  return `${prefix}hookledger-dedupe-router`;
+  return resourceId(prefix, 'dedupe-router');
 }
 
 /** How the configuration changes routing: replay reads it the same way, so a replay equals live. */

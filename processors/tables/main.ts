@@ -1,6 +1,7 @@
 // Starts the tables stage: schema ids looked up once, then the topology exactly-once on its group.
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import { assertCoPartitioned } from '../../runtime/kafka/co-partitioning.js';
+import { resourceId } from '../../runtime/kafka/resource-ids.js';
 import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
@@ -15,7 +16,7 @@ import { type TableTopic, tablesTopology } from './topology.js';
 export const TABLES = 'tables';
 
 export function tablesAppId(prefix: string): string {
-  return `${prefix}hookledger-tables`;
+  return resourceId(prefix, 'tables');
 }
 
 export async function startTables({

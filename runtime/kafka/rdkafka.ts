@@ -44,6 +44,8 @@ export interface KafkaSettings {
   clientId: string;
   logger: Logger;
   properties?: Readonly<Record<string, string | number | boolean>>;
+  /** TOPIC_PREFIX: the group-less reader's group.id starts with it (resource-ids.ts). */
+  topicPrefix?: string;
 }
 
 /** A librdkafka error as an Error: its code, and the flags librdkafka sets on it. */

@@ -15,6 +15,7 @@
 import type { KafkaConsumer, Message } from '@confluentinc/kafka-javascript';
 import { call, connect, createConsumer, disconnect, type KafkaSettings, type RdConsumer } from './rdkafka.js';
 import { createTopicAdmin } from './rdkafka-admin.js';
+import { readerGroupId } from './resource-ids.js';
 
 /** librdkafka's logical offset for "the partition's first offset". */
 const OFFSET_BEGINNING = -2;
@@ -102,7 +103,7 @@ export async function readToEnd({
     {
       // The library insists on a group.id, but this reader only assigns (never subscribes) and never
       // commits: it joins no group, so it can neither disturb the processors' group nor leave groups behind.
-      'group.id': 'hookledger-read-to-end',
+      'group.id': readerGroupId(settings.topicPrefix ?? ''),
       'enable.auto.commit': false,
       'enable.auto.offset.store': false,
       'isolation.level': 'read_committed',

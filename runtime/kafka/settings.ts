@@ -42,5 +42,11 @@ export function assertLibrdkafkaAccepts(
 
 /** The settings every Kafka client of a command or service is built with. */
 export function kafkaSettings(config: Config, clientId: string, logger: Logger): KafkaSettings {
-  return { brokers: config.KAFKA_BROKERS, clientId, logger, properties: checkedKafkaProperties(config) };
+  return {
+    brokers: config.KAFKA_BROKERS,
+    clientId,
+    logger,
+    properties: checkedKafkaProperties(config),
+    topicPrefix: config.TOPIC_PREFIX,
+  };
 }

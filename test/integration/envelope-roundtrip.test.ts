@@ -7,7 +7,7 @@ import { createTopicAdmin } from '../../runtime/kafka/rdkafka-admin.js';
 import { createLogger } from '../../runtime/log.js';
 import { RAW_ENVELOPE_SCHEMA, type RawEnvelope } from '../../schemas/raw-envelope.js';
 import { loadSchema } from '../../schemas/schema-files.js';
-import { createSerde, type Serde, schemaIdOf } from '../../schemas/serde.js';
+import { createSerde, SchemaNotRegisteredError, type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
 import { produceAll, readFromStart, testSettings } from '../helpers/rdkafka-io.js';
 import { testStack } from '../helpers/stack.js';
@@ -127,5 +127,25 @@ describe('the raw envelope through Kafka and the registry', () => {
       compatibilityLevel: string;
     };
     expect(config.compatibilityLevel).toBe('BACKWARD_TRANSITIVE');
+  });
+
+  it('in lookup-only mode (SCHEMA_REGISTRY_AUTO_REGISTER=false) registers nothing, and finds what topics registered', async () => {
+    const { registryUrl } = testStack();
+    const lookupOnly = createSerde({ registryUrl, autoRegister: false });
+    const subject = `${prefix}lookup-${randomUUID().slice(0, 8)}-value`;
+    const schema = loadSchema(RAW_ENVELOPE_SCHEMA);
+    await expect(lookupOnly.register(subject, schema)).rejects.toThrow(SchemaNotRegisteredError);
+    await expect(lookupOnly.register(subject, schema)).rejects.toThrow('run `hookledger topics`');
+    const subjects = (await (await fetch(`${registryUrl}/subjects`)).json()) as string[];
+    expect(subjects).not.toContain(subject);
+
+    const id = await serde.register(subject, schema);
+    await expect(lookupOnly.register(subject, schema)).resolves.toBe(id);
+    // A newer schema than the subject holds is not registered behind the operator's back either.
+    const newer = JSON.parse(schema);
+    newer.fields.push({ name: 'tenant', type: ['null', 'string'], default: null });
+    await expect(lookupOnly.register(subject, JSON.stringify(newer))).rejects.toThrow(
+      SchemaNotRegisteredError,
+    );
   });
 });

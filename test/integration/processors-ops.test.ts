@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { tablesAppId } from '../../processors/tables/main.js';
+import { VERSION } from '../../runtime/version.js';
 import { TABLE_STREAMS } from '../../schemas/topics.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
@@ -74,6 +75,8 @@ describe('hookledger process', () => {
       'hookledger_dedupe_freshness_seconds_count',
       'hookledger_tables_events_total{table="user",outcome="merged"}',
       'hookledger_stream_partitions{app="tables",status="ready"}',
+      // The release that runs, as `hookledger --version` and the start-up log line say it.
+      `hookledger_build_info{version="${VERSION}",node="${process.version}"} 1`,
     ]) {
       expect(metrics, series).toContain(series);
     }

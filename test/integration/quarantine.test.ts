@@ -201,6 +201,15 @@ describe('the quarantine: a key mix-up loses nothing', () => {
     expect(text).toMatch(/wh_q2\s+mismatch\s+k2026a\s+promoted promote-/);
     expect(text).toContain('5 quarantined request(s): 1 held, 4 promoted');
     expect((await userEvents()).filter((id) => id === 'wh_q4')).toEqual([]);
+    const json = await command(['list', '--source', 'energy', '--json']);
+    const listed = JSON.parse(json.text) as { webhookId: string; promotedBy: string | null }[];
+    expect(listed).toHaveLength(5);
+    expect(listed.find((r) => r.webhookId === 'wh_q4')).toMatchObject({
+      reason: 'mismatch',
+      promotedBy: null,
+    });
+    expect(listed.find((r) => r.webhookId === 'wh_q2')?.promotedBy).toMatch(/^promote-/);
+    expect(json.text).not.toContain(NEW_KEY);
   });
 
   it('promotes nothing twice when run again', async () => {

@@ -77,6 +77,17 @@ describe('hookledger redrive after a fix', () => {
     expect(await harness.read(harness.names.raw, { decode: false })).toHaveLength(before.length);
   });
 
+  it('says the same as one JSON object with --json', async () => {
+    const { code, text } = await redrive(['--reason', 'record-invalid', '--dry-run', '--json']);
+    expect(code).toBe(0);
+    expect(JSON.parse(text)).toMatchObject({
+      dryRun: true,
+      sent: 1,
+      selected: { 'record-invalid': 1 },
+      runId: expect.stringMatching(/^redrive-/),
+    });
+  });
+
   it('brings the delivery to its entity stream once, and not to webhooks.unique again', async () => {
     const { code, text } = await redrive(['--reason', 'record-invalid']);
     expect(code).toBe(0);

@@ -100,4 +100,21 @@ describe('hookledger replay of the whole raw topic', () => {
       }),
     ).rejects.toThrow(/bounds are kept from its first run/);
   });
+
+  it('registers no subject with SCHEMA_REGISTRY_AUTO_REGISTER=false: its records carry the live subjects’ schema ids', async () => {
+    const lookupOnly = 'it2';
+    const code = await runReplayCommand(['--id', lookupOnly, '--stage', 'dedupe-router'], {
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      env: harness.environment({ SCHEMA_REGISTRY_AUTO_REGISTER: 'false' }),
+    });
+    expect(code).toBe(0);
+    const subjects = (await (await fetch(`${testStack().registryUrl}/subjects`)).json()) as string[];
+    expect(subjects.filter((s) => s.includes(`.replay-${lookupOnly}`))).toEqual([]);
+    expect(subjects).toContain(`${replayTopic(harness.names.unique, id)}-value`);
+    for (const live of [harness.names.unique, harness.names.entity('user')]) {
+      const expected = multisets(await harness.read(live));
+      expect(multisets(await harness.read(replayTopic(live, lookupOnly))), live).toEqual(expected);
+    }
+  });
 });

@@ -126,6 +126,27 @@ describe('hookledger tail', () => {
     expect(limited).toHaveLength(2);
   });
 
+  it('starts where --partition, --offset and --from say, and stops once caught up', async () => {
+    const all = await tailLines(['webhooks.raw', '--from-beginning']);
+    const inZero = all.filter((line) => line.partition === 0);
+    const inOne = all.filter((line) => line.partition === 1);
+    expect(inZero.length + inOne.length).toBe(fixtures.length);
+
+    const zero = await tailLines(['webhooks.raw', '--partition', '0', '--offset', '0']);
+    expect(zero.map((line) => line.key)).toEqual(inZero.map((line) => line.key));
+    const lastOfOne = await tailLines(['webhooks.raw', '--partition', '1', '--offset', '-1']);
+    expect(lastOfOne.map((line) => line.offset)).toEqual(inOne.slice(-1).map((line) => line.offset));
+    const fromSecond = await tailLines(['webhooks.raw', '--partition', '0,1', '--offset', '1']);
+    expect(fromSecond).toHaveLength(fixtures.length - 2);
+
+    expect(await tailLines(['webhooks.raw', '--from', '1h'])).toHaveLength(fixtures.length);
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await tailLines(['webhooks.raw', '--from', later])).toEqual([]);
+    await expect(tailLines(['webhooks.raw', '--partition', '7', '--offset', '0'])).rejects.toThrow(
+      /has no partition 7 \(it has 2: 0-1\)/,
+    );
+  });
+
   it('shows bytes that are not UTF-8 as base64, a tombstone as null, and skips aborted transactions', async () => {
     const binary: RawEnvelope = {
       ...fixtures[0]!.envelope,

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../runtime/config.js';
 import { type TopicAdmin, topicStates } from '../../runtime/kafka/admin.js';
@@ -16,6 +18,7 @@ import { topicCatalog, topicNames } from '../../schemas/topics.js';
 import { setUpTopics } from '../../tools/cli/commands/topics.js';
 import { testStack } from '../helpers/stack.js';
 
+const BIN = resolve(import.meta.dirname, '../../tools/cli/hookledger.js');
 const logger = createLogger({ level: 'warn', name: 'test' });
 let admin: TopicAdmin & { close(): void };
 const prefixes: string[] = [];
@@ -253,5 +256,89 @@ describe('hookledger topics', () => {
     expect(second.changed).toBe(false);
     expect(second.topics.every((t) => t.action === 'verified')).toBe(true);
     expect(second.schemas.map((s) => s.id)).toEqual(first.schemas.map((s) => s.id));
+  });
+});
+
+/** `hookledger <args>` as a script runs it, against the shared stack; stdout, stderr and the exit code. */
+function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const { brokers, registryUrl } = testStack();
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: {
+          ...process.env,
+          KAFKA_BROKERS: brokers.join(','),
+          SCHEMA_REGISTRY_URL: registryUrl,
+          HOOKLEDGER_LOCAL_STACK: 'true',
+          TOPIC_PARTITIONS: '1',
+          ...env,
+        },
+      },
+      (error, stdout, stderr) => done({ code: error ? ((error.code as number) ?? null) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('hookledger topics and config check, as scripts run them', () => {
+  it('topics --check exits 1 on drift and changes nothing, --json says what; after topics, 0', async () => {
+    const p = freshPrefix();
+    const before = await cli(['--json', 'topics', '--check'], { TOPIC_PREFIX: p });
+    expect(before.code, before.stderr).toBe(1);
+    const drift = JSON.parse(before.stdout);
+    expect(drift.drift).toBe(true);
+    expect(drift.changed).toBe(false);
+    expect(drift.topics.length).toBeGreaterThan(10);
+    expect(drift.topics.every((t: { action: string }) => t.action === 'would create')).toBe(true);
+    expect(drift.schemas.every((s: { id?: number }) => s.id === undefined)).toBe(true);
+    expect((await admin.listTopics()).filter((t) => t.startsWith(p))).toEqual([]);
+    const subjects = (await (await fetch(`${testStack().registryUrl}/subjects`)).json()) as string[];
+    expect(subjects.filter((s) => s.startsWith(p))).toEqual([]);
+
+    const created = await cli(['topics', '--json'], { TOPIC_PREFIX: p });
+    expect(created.code, created.stderr).toBe(0);
+    const result = JSON.parse(created.stdout);
+    expect(result.changed).toBe(true);
+    expect(result.schemas.every((s: { id?: number }) => typeof s.id === 'number')).toBe(true);
+
+    const after = await cli(['topics', '--check'], { TOPIC_PREFIX: p });
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stdout.trim().split('\n').at(-1)).toBe(
+      'no drift: every topic and schema as expected; nothing was changed',
+    );
+  });
+
+  it('topics --check exits 3, not 1, when it cannot reach Kafka', async () => {
+    const result = await cli(['topics', '--check'], {
+      KAFKA_BROKERS: '127.0.0.1:1',
+      TOPIC_PREFIX: freshPrefix(),
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr.trim()).toMatch(/^hookledger: Kafka at 127\.0\.0\.1:1 cannot be reached/);
+  });
+
+  it('config check --connect reaches the brokers and the registry, and names the one out of reach', async () => {
+    const ok = await cli(['config', 'check', '--connect', '--json'], {
+      HOOKLEDGER_SOURCES: '{"s":{"signature":"none"}}',
+    });
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual({
+      ok: true,
+      problems: [],
+      warnings: [],
+      reached: { kafka: true, registry: true },
+    });
+    const away = await cli(['config', 'check', '--connect'], {
+      SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1',
+      HOOKLEDGER_SOURCES: '{"s":{"signature":"none"}}',
+    });
+    expect(away.code).toBe(1);
+    expect(away.stdout).toContain(
+      'error: SCHEMA_REGISTRY_URL: schema registry at http://127.0.0.1:1 cannot be reached',
+    );
+    expect(away.stdout).toContain('reached: Kafka yes, registry no');
   });
 });

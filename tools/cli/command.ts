@@ -27,6 +27,13 @@ export class UsageError extends Error {
 export class CommandFailed extends Error {
   override name = 'CommandFailed';
   readonly userFacing = true;
+  /** 1 unless a command documents otherwise (`replay diff` and `topics --check` fail with 3: 1 means "differs"). */
+  readonly exitCode: number;
+
+  constructor(message: string, options: ErrorOptions & { exitCode?: number } = {}) {
+    super(message, options);
+    this.exitCode = options.exitCode ?? 1;
+  }
 }
 
 /** node:util parseArgs, with its errors turned into UsageErrors. */

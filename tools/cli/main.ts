@@ -1,6 +1,7 @@
 // The CLI entry: finds the subcommand, runs it, and turns its outcome into an exit code.
 import { ConfigError } from '../../runtime/config.js';
-import { type Command, UsageError } from './command.js';
+import { readConfigFile, takeConfigOption } from '../config/file.js';
+import { type Command, CommandFailed, UsageError } from './command.js';
 
 /**
  * Each command lives in its own module, loaded only when it runs (ingest does not load the stack);
@@ -45,6 +46,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     summary: 'a local Kafka and schema registry (up, down, status, …)',
     load: () => import('./commands/stack.js'),
   },
+  config: {
+    summary: 'validate the configuration (check), or show it with secrets redacted (print)',
+    load: () => import('./commands/config.js'),
+  },
 };
 
 function overview(): string {
@@ -55,18 +60,59 @@ function overview(): string {
     'commands:',
     ...Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(width)}  ${summary}`),
     '',
-    'Run `hookledger <command> --help` for a command’s options, `hookledger --version` for the version.',
+    'global options (before or after the command):',
+    '  --config <file.yaml>  variables from a YAML file of the same names; the environment overrides it',
+    '  --json                machine-readable output on stdout (topics, redrive, quarantine list,',
+    '                        stack status, config check, replay diff)',
+    '',
+    'Run `hookledger help <command>` (or `hookledger <command> --help`) for a command’s options,',
+    '`hookledger --version` for the version. docs/cli.md has the exit codes and output shapes.',
   ].join('\n');
 }
 
+/**
+ * The global options: `--config <file>` anywhere before a `--` (it becomes HOOKLEDGER_CONFIG_FILE, so
+ * child processes read the same file), `--json` before the command (moved after its arguments, which
+ * refuses it when it has no such output).
+ */
+function globalOptions(argv: string[]): string[] {
+  const { args, file } = takeConfigOption(argv);
+  if (file !== undefined) process.env.HOOKLEDGER_CONFIG_FILE = file;
+  const leading: string[] = [];
+  while (args[0] === '--json') leading.push(args.shift()!);
+  if (args.length === 0) return leading;
+  // After the subcommand's own words (`quarantine list`, `config check`): the command parses it there.
+  return [...args, ...leading];
+}
+
+/** The configuration file's variables under the environment's, for every command but `config` (it shows origins). */
+function applyConfigFile(command: string): void {
+  const path = process.env.HOOKLEDGER_CONFIG_FILE;
+  if (!path || command === 'config') return;
+  const file = readConfigFile(path);
+  for (const [name, value] of Object.entries(file))
+    if (process.env[name] === undefined || process.env[name] === '') process.env[name] = value;
+}
+
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, ...rest] = globalOptions(argv);
+  if (name === 'help' && rest[0] !== undefined) {
+    const entry = COMMANDS[rest[0]];
+    if (!entry) {
+      console.error(`hookledger: unknown command "${rest[0]}"\n\n${overview()}`);
+      return 2;
+    }
+    const { command } = await entry.load();
+    if (command.ownHelp) return command.run([...rest.slice(1), '--help']);
+    console.log(command.help);
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(overview());
     return 0;
   }
   if (name === '--version' || name === '-v' || name === 'version') {
-    console.log((await import('./version.js')).VERSION);
+    console.log((await import('../../runtime/version.js')).VERSION);
     return 0;
   }
   const entry = COMMANDS[name];
@@ -74,6 +120,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`hookledger: unknown command "${name}"\n\n${overview()}`);
     return 2;
   }
+  applyConfigFile(name);
   const { command } = await entry.load();
   if (!command.ownHelp && (rest.includes('--help') || rest.includes('-h'))) {
     console.log(command.help);
@@ -91,7 +138,7 @@ try {
     process.exitCode = 2;
   } else if (error instanceof Error && 'userFacing' in error) {
     console.error(`hookledger: ${error.message}`);
-    process.exitCode = 1;
+    process.exitCode = error instanceof CommandFailed ? error.exitCode : 1;
   } else {
     console.error(error);
     process.exitCode = 1;

@@ -67,3 +67,18 @@ export function formatListing(listed: readonly ListedRequest[]): string {
   const summary = `${listed.length} quarantined request(s): ${listed.length - promoted} held, ${promoted} promoted`;
   return rows.length === 0 ? summary : [line(header), ...rows.map(line), summary].join('\n');
 }
+
+/** `quarantine list --json`: one object per request, times as ISO 8601, `promotedBy` null while held. */
+export function listingJson(listed: readonly ListedRequest[]): string {
+  return JSON.stringify(
+    listed.map((r) => ({
+      receivedAt: new Date(r.receivedAt).toISOString(),
+      source: r.source,
+      webhookId: r.webhookId,
+      reason: r.reason,
+      triedKeyIds: r.triedKeyIds,
+      ingestId: r.ingestId,
+      promotedBy: r.promotedBy ?? null,
+    })),
+  );
+}

@@ -9,6 +9,7 @@ import type { Source } from '../../ingest/sources.js';
 import { envelopeHeaders } from '../../ingest/webhooks/envelope.js';
 import { verifySignature } from '../../ingest/webhooks/signature.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import { resourceId } from '../../runtime/kafka/resource-ids.js';
 import { EosProducer } from '../../runtime/streams/eos-producer.js';
 import type { QuarantinedRequest } from '../../schemas/quarantined-request.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -19,6 +20,11 @@ import { encodeMark, type PromotionMark, promotionKey, readHeld, readPromotions 
 
 /** Marks a raw record a promotion appended; its value names the run. The router reads it as any delivery. */
 export const PROMOTE_HEADER = 'hookledger-promote';
+
+/** One per source: a second promote of the same source fences the first (its marks stay consistent). */
+export function promoteTransactionalId(prefix: string, source: string): string {
+  return resourceId(prefix, `promote-${source}`);
+}
 
 /** A transaction is committed at least this often, far under the transaction timeout. */
 const MAX_TRANSACTION_MS = 1_000;
@@ -102,7 +108,7 @@ export async function promote({
     ? undefined
     : new EosProducer({
         settings,
-        transactionalId: `hookledger-promote-${prefix}${source.name}`,
+        transactionalId: promoteTransactionalId(prefix, source.name),
         transactionTimeoutMs,
         maxMessageBytes,
       });

@@ -5,6 +5,7 @@
 // in one partition again: the safe way to more partitions (docs/scaling.md).
 import type { Config } from '../../runtime/config.js';
 import { type TopicAdmin, withAdmin } from '../../runtime/kafka/admin.js';
+import { resourceId } from '../../runtime/kafka/resource-ids.js';
 import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import type { Logger } from '../../runtime/log.js';
 import type { InputRecord, ProcessorContext } from '../../runtime/streams/processor.js';
@@ -48,7 +49,7 @@ export function copyTopology(from: string, to: string): Topology<Buffer | null> 
 
 /** The copy's consumer group: its committed offsets are how far it got (a rerun goes on from there). */
 export function repartitionAppId(fromPrefix: string, toPrefix: string): string {
-  return `${fromPrefix}hookledger-repartition-to-${toPrefix.replace(/[^A-Za-z0-9._-]/g, '_') || 'none'}`;
+  return resourceId(fromPrefix, `repartition-to-${toPrefix.replace(/[^A-Za-z0-9._-]/g, '_') || 'none'}`);
 }
 
 export interface RepartitionProgress {

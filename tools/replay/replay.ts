@@ -153,7 +153,13 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
           `replay ${id} was run with ${withRouter ? '--stage tables' : 'webhooks.raw as its source'}: use a new --id`,
         );
       const specs = await replaySpecs(admin, config, id, live);
-      const schemaIds = await ensureReplayTopics(admin, serde, specs, log);
+      const schemaIds = await ensureReplayTopics(
+        admin,
+        serde,
+        specs,
+        log,
+        config.SCHEMA_REGISTRY_AUTO_REGISTER,
+      );
       for (const spec of specs) {
         if (spec.live === names.dedupeChangelog || spec.live.endsWith('.merge-changelog'))
           internalTopics.push(spec.name);

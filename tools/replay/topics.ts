@@ -2,6 +2,7 @@
 import type { Config } from '../../runtime/config.js';
 import { type TopicAdmin, topicStates } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
+import { resourceId } from '../../runtime/kafka/resource-ids.js';
 import type { TopicSpec } from '../../runtime/kafka/topic-spec.js';
 import type { Logger } from '../../runtime/log.js';
 import { loadSchema } from '../../schemas/schema-files.js';
@@ -26,7 +27,7 @@ export function replayTopic(topic: string, id: string): string {
 
 /** Consumer groups (and transactional id prefixes) of a replay: never a live app's. */
 export function replayAppId(prefix: string, id: string, stage: string): string {
-  return `${prefix}hookledger-replay-${id}-${stage}`;
+  return resourceId(prefix, `replay-${id}-${stage}`);
 }
 
 export class MissingLiveTopicError extends Error {
@@ -81,18 +82,25 @@ export async function replaySpecs(
   });
 }
 
-/** Creates (or verifies, on a resumed run) the replay topics and registers their value subjects. */
+/**
+ * Creates (or verifies, on a resumed run) the replay topics and registers their value subjects. With
+ * `register` false (SCHEMA_REGISTRY_AUTO_REGISTER=false) nothing is registered: a replay topic's records
+ * carry the id of the same schema under its live topic's subject (an id names the schema, whatever the
+ * subject), looked up.
+ */
 export async function ensureReplayTopics(
   admin: TopicAdmin,
   serde: Serde,
-  specs: readonly (TopicSpec & { valueSchema: string | undefined })[],
+  specs: readonly (TopicSpec & { live: string; valueSchema: string | undefined })[],
   logger: Logger,
+  register = true,
 ): Promise<Map<string, number>> {
   await ensureTopics(admin, specs, { logger });
   const schemaIds = new Map<string, number>();
   for (const spec of specs) {
     if (spec.valueSchema === undefined) continue;
-    schemaIds.set(spec.name, await serde.register(valueSubject(spec.name), loadSchema(spec.valueSchema)));
+    const subject = valueSubject(register ? spec.name : spec.live);
+    schemaIds.set(spec.name, await serde.register(subject, loadSchema(spec.valueSchema)));
   }
   return schemaIds;
 }

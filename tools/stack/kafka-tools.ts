@@ -17,11 +17,13 @@ export const KAFKA_TOOLS: Record<string, string> = {
   'consumer-perf-test': 'org.apache.kafka.tools.ConsumerPerformance',
   'get-offsets': 'org.apache.kafka.tools.GetOffsetShell',
   configs: 'kafka.admin.ConfigCommand',
+  acls: 'kafka.admin.AclCommand',
 };
 
 /** Kafka 4 rewrote some Scala tools in Java, in other packages; checked against the 4.1.2 jars. */
 const KAFKA_4_TOOLS: Record<string, string> = {
   'console-producer': 'org.apache.kafka.tools.ConsoleProducer',
+  acls: 'org.apache.kafka.tools.AclCommand',
 };
 
 /** The main class of `tool` in this Kafka version's jars, or undefined for a tool we do not know. */
@@ -39,6 +41,7 @@ const TAKES_BOOTSTRAP_SERVER = new Set([
   'consumer-perf-test',
   'get-offsets',
   'configs',
+  'acls',
 ]);
 
 /**

@@ -1,16 +1,26 @@
 // Reads a topic read_committed (no consumer group, nothing committed), decodes each value through the
 // registry and hands back one JSON line per record, or per key for a compacted topic (a table).
-import { withAdmin } from '../../runtime/kafka/admin.js';
+import { type TopicAdmin, withAdmin } from '../../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { type ReadRecord, readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { formatRecord } from './format.js';
 import { LatestByKey } from './latest-by-key.js';
 
+/**
+ * Where each partition starts, other than its beginning or its end: an offset, the last n records
+ * (`--offset -n`, as kcat's), or the first record at or after a time. Read record by record.
+ */
+export type StartAt = { offset: bigint } | { lastRecords: bigint } | { time: number };
+
 export interface TailOptions {
   topic: string;
   /** From each partition's earliest record; else only records written after the start. */
   fromBeginning: boolean;
+  /** Start here instead (overrides fromBeginning). */
+  startAt?: StartAt;
+  /** Only these partitions (default: every one). */
+  partitions?: readonly number[];
   /** Keep reading; else stop at the end offsets taken at the start. */
   follow: boolean;
   /** Every record of a compacted topic, not only the last per key. */
@@ -44,14 +54,18 @@ export async function tail(
   options: TailOptions,
   { settings, serde, write, signal }: TailDeps,
 ): Promise<number> {
-  const { partitions, compacted } = await withAdmin(settings, async (admin) => {
+  const { partitions, compacted, starts } = await withAdmin(settings, async (admin) => {
     const [description] = await admin.describeTopics([options.topic]);
     if (description === undefined) throw new UnknownTopicError(`topic "${options.topic}" does not exist`);
     // The broker's setting, not the catalog: a replay's copy of a table, or a full name, is a table too.
     const configs = (await admin.topicConfigs([options.topic])).get(options.topic);
+    const all = description.partitions.map(({ partition }) => partition);
+    const chosen = choosePartitions(options.topic, all, options.partitions);
     return {
-      partitions: description.partitions.map(({ partition }) => partition),
+      partitions: chosen,
       compacted: isCompacted(configs?.['cleanup.policy']),
+      starts:
+        options.startAt === undefined ? undefined : await startOffsets(admin, options.topic, options.startAt),
     };
   });
   if (signal?.aborted) return 0;
@@ -82,7 +96,18 @@ export async function tail(
   const printWanted = async (record: ReadRecord) => (wanted(record) ? print(record) : undefined);
   const read = { settings, topic: options.topic, signal: stop.signal, component: 'tail' };
   try {
-    if (!options.fromBeginning || !compacted || options.history) {
+    if (starts !== undefined) {
+      // Record by record from the chosen offsets: a table's changes too, not its rows.
+      await readToEnd({
+        ...read,
+        partitions: partitions.map((partition) => ({
+          partition,
+          from: starts.get(partition) ?? ('end' as const),
+        })),
+        follow: options.follow,
+        onRecord: printWanted,
+      });
+    } else if (!options.fromBeginning || !compacted || options.history) {
       // Record by record: what is written from now on, or every record from the beginning.
       const from = options.fromBeginning ? {} : { from: 'end' as const };
       await readToEnd({
@@ -116,6 +141,50 @@ export async function tail(
     signal?.removeEventListener('abort', onAbort);
   }
   return printed;
+}
+
+/** The partitions asked for, each checked to exist; all of them when none was asked for. */
+export function choosePartitions(
+  topic: string,
+  all: readonly number[],
+  wanted?: readonly number[],
+): number[] {
+  if (wanted === undefined || wanted.length === 0) return [...all];
+  const missing = wanted.filter((p) => !all.includes(p));
+  if (missing.length > 0)
+    throw new UnknownTopicError(
+      `topic "${topic}" has no partition ${missing.join(', ')} (it has ${all.length}: 0-${all.length - 1})`,
+    );
+  return [...new Set(wanted)].sort((a, b) => a - b);
+}
+
+/** Each partition's first offset to read for a start position; beyond the end means nothing is read. */
+async function startOffsets(
+  admin: TopicAdmin,
+  topic: string,
+  startAt: StartAt,
+): Promise<Map<number, bigint>> {
+  if ('time' in startAt) {
+    const found = await admin.offsetsForTime(topic, startAt.time);
+    const ends = new Map((await admin.watermarks(topic)).map((w) => [w.partition, BigInt(w.high)]));
+    // -1: no record that late, so only what comes next.
+    return new Map(
+      found.map(({ partition, offset }) => [
+        partition,
+        offset < 0 ? (ends.get(partition) ?? 0n) : BigInt(offset),
+      ]),
+    );
+  }
+  const marks = await admin.watermarks(topic);
+  return new Map(
+    marks.map((w) => {
+      const low = BigInt(w.low);
+      const high = BigInt(w.high);
+      if ('offset' in startAt) return [w.partition, startAt.offset < low ? low : startAt.offset];
+      const from = high - startAt.lastRecords;
+      return [w.partition, from < low ? low : from];
+    }),
+  );
 }
 
 /** `compact` or `compact,delete` (also `[compact, delete]` as some tools print it). */

@@ -41,6 +41,20 @@ describe('the hookledger command', () => {
   );
 
   it(
+    'help <command> shows that command’s help, and a subcommand’s',
+    () => {
+      expect(run('help', 'tail').stdout).toBe(run('tail', '--help').stdout);
+      expect(run('help', 'tail').status).toBe(0);
+      expect(run('help', 'quarantine', 'list').stdout).toMatch(/^usage: hookledger quarantine list\b/);
+      expect(run('help', 'config', 'check').stdout).toMatch(/^usage: hookledger config check\b/);
+      const unknown = run('help', 'frobnicate');
+      expect(unknown.status).toBe(2);
+      expect(unknown.stderr.split('\n')[0]).toBe('hookledger: unknown command "frobnicate"');
+    },
+    4 * SPAWN_TIMEOUT_MS,
+  );
+
+  it(
     'refuses an unknown command with one line and exit code 2',
     () => {
       const result = run('frobnicate');

@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../../tools/stack/ports.js';
 
 const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
 const run = (...args: string[]) =>
@@ -30,5 +31,16 @@ describe('hookledger replay diff', { timeout: 60_000 }, () => {
     const result = run('replay', 'diff', '--id', 'r1', '--colour');
     expect(result.status).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 3, never 1 (differs), when the diff cannot run: Kafka out of reach', async () => {
+    const port = await freePort();
+    const result = spawnSync(process.execPath, [bin, 'replay', 'diff', '--id', 'r1'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, KAFKA_BROKERS: `127.0.0.1:${port}`, SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' },
+    });
+    expect(result.status).toBe(3);
+    expect(result.stderr.trim()).toMatch(/^hookledger: Kafka at 127\.0\.0\.1:\d+ cannot be reached/);
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../runtime/config.js';
+import {
+  ConfigError,
+  checkConfig,
+  DURATION_VARIABLES,
+  loadConfig,
+  problemLine,
+} from '../../../runtime/config.js';
 import { formatDuration, parseDuration } from '../../../runtime/duration.js';
 
 const minimal = { KAFKA_BROKERS: '127.0.0.1:9092', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:8081' };
@@ -119,5 +125,81 @@ describe('durations', () => {
     expect(formatDuration(259_200_000)).toBe('3d');
     expect(formatDuration(5_400_000)).toBe('90m');
     expect(formatDuration(1_500)).toBe('1500ms');
+  });
+});
+
+describe('one duration syntax for every duration variable', () => {
+  const durations = [
+    'DEDUPE_WINDOW',
+    'QUARANTINE_RETENTION',
+    'INGEST_DEADLINE_MS',
+    'INGEST_LINGER_MS',
+    'PROCESSOR_SESSION_TIMEOUT_MS',
+    'PROCESSOR_TRANSACTION_TIMEOUT_MS',
+    'SCHEMA_REGISTRY_TIMEOUT',
+    'INGEST_DRAIN_DELAY_MS',
+    'INGEST_REQUEST_TIMEOUT_MS',
+    'INGEST_KEEP_ALIVE_TIMEOUT_MS',
+    'WEBHOOK_MAX_AGE',
+    'WEBHOOK_MAX_AHEAD',
+  ] as const;
+
+  it('is exactly the list config print formats as durations', () => {
+    expect([...DURATION_VARIABLES].sort()).toEqual([...durations].sort());
+  });
+
+  it('takes 250ms, 10s, 5m, 72h and 7d, and a bare number of milliseconds (the *_MS variables’ old form)', () => {
+    expect(loadConfig({ ...minimal, INGEST_DEADLINE_MS: '5s' }).INGEST_DEADLINE_MS).toBe(5_000);
+    expect(loadConfig({ ...minimal, INGEST_DEADLINE_MS: '5000' }).INGEST_DEADLINE_MS).toBe(5_000);
+    expect(loadConfig({ ...minimal, INGEST_LINGER_MS: '250ms' }).INGEST_LINGER_MS).toBe(250);
+    expect(loadConfig({ ...minimal, INGEST_LINGER_MS: '0' }).INGEST_LINGER_MS).toBe(0);
+    expect(loadConfig({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '1m' }).PROCESSOR_SESSION_TIMEOUT_MS).toBe(
+      60_000,
+    );
+    expect(
+      loadConfig({ ...minimal, PROCESSOR_TRANSACTION_TIMEOUT_MS: '15s' }).PROCESSOR_TRANSACTION_TIMEOUT_MS,
+    ).toBe(15_000);
+    expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '7d' }).DEDUPE_WINDOW).toBe(604_800_000);
+    expect(loadConfig({ ...minimal, QUARANTINE_RETENTION: '72h' }).QUARANTINE_RETENTION).toBe(259_200_000);
+  });
+
+  it('says the bounds as durations and refuses what is no duration', () => {
+    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '1s' })).toBe(
+      'PROCESSOR_SESSION_TIMEOUT_MS: must be at least 6s (got "1s")',
+    );
+    expect(errorOf({ ...minimal, INGEST_LINGER_MS: '2s' })).toBe(
+      'INGEST_LINGER_MS: must be at most 1s (got "2s")',
+    );
+    expect(errorOf({ ...minimal, INGEST_DEADLINE_MS: 'soon' })).toMatch(
+      /^INGEST_DEADLINE_MS: expected a duration such as 10s \(got "soon"\)$/,
+    );
+  });
+});
+
+describe('every problem at once (config check)', () => {
+  it('lists one problem per variable, secrets never shown, the first also being what loadConfig throws', () => {
+    const env = {
+      KAFKA_BROKERS: 'nohost',
+      DEDUPE_WINDOW: '1d',
+      KAFKA_SASL_MECHANISM: 'MAGIC',
+      KAFKA_SASL_PASSWORD_FILE: '/nonexistent/secret',
+    };
+    const { config, problems } = checkConfig(env);
+    expect(config).toBeUndefined();
+    expect(problems.map((p) => p.variable)).toEqual([
+      'KAFKA_SASL_PASSWORD_FILE',
+      'KAFKA_BROKERS',
+      'SCHEMA_REGISTRY_URL',
+      'KAFKA_SASL_MECHANISM',
+      'DEDUPE_WINDOW',
+    ]);
+    expect(problems.map(problemLine)[2]).toBe(
+      'SCHEMA_REGISTRY_URL: expected the http(s) URL of a Confluent-API schema registry (it is not set)',
+    );
+    expect(errorOf(env)).toBe(problemLine(problems[0]!));
+  });
+
+  it('is the configuration when there is none', () => {
+    expect(checkConfig(minimal)).toMatchObject({ problems: [], config: { INGEST_PORT: 8080 } });
   });
 });

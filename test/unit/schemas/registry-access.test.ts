@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../runtime/config.js';
+import { ConfigError, loadConfig } from '../../../runtime/config.js';
 import { type RegistryConfig, registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { CERTIFICATE_PEM } from '../kafka/pem-fixtures.js';
@@ -45,6 +45,19 @@ describe('how to reach the schema registry', () => {
         read,
       ).ca?.toString(),
     ).toBe(CERTIFICATE_PEM);
+  });
+
+  it('is lookup-only when SCHEMA_REGISTRY_AUTO_REGISTER is false (by default it registers)', () => {
+    const url = 'http://r';
+    expect(registryAccess({ SCHEMA_REGISTRY_URL: url, SCHEMA_REGISTRY_AUTO_REGISTER: false })).toEqual({
+      registryUrl: url,
+      autoRegister: false,
+    });
+    expect(registryAccess({ SCHEMA_REGISTRY_URL: url, SCHEMA_REGISTRY_AUTO_REGISTER: true })).toEqual({
+      registryUrl: url,
+    });
+    const config = loadConfig({ KAFKA_BROKERS: 'k:9092', SCHEMA_REGISTRY_URL: url });
+    expect(config.SCHEMA_REGISTRY_AUTO_REGISTER).toBe(true);
   });
 
   it('refuses half a login, two logins, or a CA that cannot be used, in one line', () => {

@@ -34,10 +34,14 @@ describe("Kafka's CLI tools", () => {
     expect(kafkaToolArgs('topics', ['--list'], undefined)).toEqual(['--list']);
   });
 
-  it('run the console producer from its Kafka 4 package on 4.x, and every other tool from the same class', () => {
+  it('run the console producer and acls from their Kafka 4 packages on 4.x, and every other tool from the same class', () => {
     expect(kafkaToolClass('console-producer', { major: 3 })).toBe('kafka.tools.ConsoleProducer');
     expect(kafkaToolClass('console-producer', { major: 4 })).toBe('org.apache.kafka.tools.ConsoleProducer');
-    for (const tool of Object.keys(KAFKA_TOOLS).filter((name) => name !== 'console-producer')) {
+    expect(kafkaToolClass('acls', { major: 3 })).toBe('kafka.admin.AclCommand');
+    expect(kafkaToolClass('acls', { major: 4 })).toBe('org.apache.kafka.tools.AclCommand');
+    for (const tool of Object.keys(KAFKA_TOOLS).filter(
+      (name) => !['console-producer', 'acls'].includes(name),
+    )) {
       expect(kafkaToolClass(tool, { major: 4 })).toBe(kafkaToolClass(tool, { major: 3 }));
     }
     expect(kafkaToolClass('topics', { major: 4 })).toBe('org.apache.kafka.tools.TopicCommand');

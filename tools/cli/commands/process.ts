@@ -2,6 +2,7 @@
 // /readyz and /metrics, until SIGTERM or SIGINT.
 import { STAGES, startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
+import { logStartConfig } from '../../../runtime/config-view.js';
 import { createLogger } from '../../../runtime/log.js';
 import type { RunningStage } from '../../../runtime/streams/stage.js';
 import {
@@ -48,6 +49,7 @@ export const command: Command = {
 
     const config = loadConfig(withLocalStack(process.env));
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'process' });
+    logStartConfig(logger, config, process.env);
     const processors = await startProcessors({ config, logger, stages: names }).catch((error: unknown) => {
       // A subject or topic that does not exist yet: one line saying what to do, not a stack.
       if ((error as { status?: unknown }).status === 404) {

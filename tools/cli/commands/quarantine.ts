@@ -9,7 +9,7 @@ import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { envelopeMaxMessageBytes } from '../../../schemas/topics.js';
 import { MissingTopicError } from '../../quarantine/held.js';
-import { formatListing, listQuarantine } from '../../quarantine/list.js';
+import { formatListing, listingJson, listQuarantine } from '../../quarantine/list.js';
 import { PROMOTE_HEADER, promote, promoteSummary } from '../../quarantine/promote.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
@@ -25,7 +25,7 @@ import { STACK_ENV_HELP } from '../stack-env.js';
 const REASONS = QUARANTINE_REASONS.join(', ');
 
 const HELP: Record<string, string> = {
-  list: `usage: hookledger quarantine list [--source <name>] [--reason <reason>]
+  list: `usage: hookledger quarantine list [--source <name>] [--reason <reason>] [--json]
 
 Lists the requests webhooks.quarantine holds (read read_committed), oldest first: when each arrived,
 its source, its webhook id, why its signature failed, which key ids it was compared with (never a
@@ -34,6 +34,8 @@ key), and whether its webhook id was promoted (and by which run) or is still hel
 options:
   --source <name>   only this source's requests
   --reason <reason> only this reason: ${REASONS}
+  --json            a JSON array on stdout: [{receivedAt, source, webhookId, reason, triedKeyIds,
+                    ingestId, promotedBy}] (promotedBy null while held)
   -h, --help        this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL
@@ -112,7 +114,11 @@ function failure(error: unknown, config: Config): unknown {
 }
 
 async function runList(args: string[], io: QuarantineIo): Promise<number> {
-  const { values } = parseOptions(args, { source: { type: 'string' }, reason: { type: 'string' } });
+  const { values } = parseOptions(args, {
+    source: { type: 'string' },
+    reason: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  });
   if (values.reason !== undefined && !(QUARANTINE_REASONS as readonly string[]).includes(values.reason))
     throw new UsageError(`--reason: expected one of ${REASONS} (got "${values.reason}")`);
   const config = await clusterConfig(io.env);
@@ -127,7 +133,7 @@ async function runList(args: string[], io: QuarantineIo): Promise<number> {
         ...(values.reason === undefined ? {} : { reason: values.reason }),
       },
     });
-    io.stdout.write(`${formatListing(listed)}\n`);
+    io.stdout.write(`${values.json ? listingJson(listed) : formatListing(listed)}\n`);
     return 0;
   } catch (error) {
     throw failure(error, config);

@@ -4,7 +4,7 @@ import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
-import { redrive, redriveSummary } from '../../redrive/redrive.js';
+import { type RedriveResult, redrive, redriveSummary } from '../../redrive/redrive.js';
 import { BoundsError, parseTime } from '../../replay/bounds.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
@@ -32,6 +32,8 @@ options:
   --from <time>     only dead letters of raw records stored at or after this ISO 8601 time
   --to <time>       only those stored before this time
   --dry-run         read and count; send nothing
+  --json            one JSON object on stdout: {runId, dryRun, read, selected: {<reason>: n}, sent,
+                    skippedByFilter, skippedUndecodable, repeats}
   -h, --help        this text
 
 reasons (docs/topics.md says what each means; envelope-undecodable ones have no envelope to send):
@@ -60,6 +62,11 @@ function wrap(text: string, width: number, indent: string): string {
   return [...lines, indent + line].join('\n');
 }
 
+/** `redrive --json`: the counts, reasons as an object. */
+export function redriveJson(result: RedriveResult): string {
+  return JSON.stringify({ ...result, selected: Object.fromEntries(result.selected) });
+}
+
 export interface RedriveIo {
   stdout: { write(text: string): unknown };
   env: NodeJS.ProcessEnv;
@@ -72,6 +79,7 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
     from: { type: 'string' },
     to: { type: 'string' },
     'dry-run': { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
   });
   let fromTime: number | undefined;
   let toTime: number | undefined;
@@ -106,7 +114,7 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
       },
       dryRun: values['dry-run'] ?? false,
     });
-    io.stdout.write(`${redriveSummary(result)}\n`);
+    io.stdout.write(`${values.json ? redriveJson(result) : redriveSummary(result)}\n`);
     return 0;
   } catch (error) {
     const { message } = error as Error;

@@ -1,4 +1,5 @@
 // `hookledger replay diff --id <id>`: compares a replay's side-by-side topics with their live twins.
+import { ConfigError } from '../../../runtime/config.js';
 import { createLogger } from '../../../runtime/log.js';
 import { diffReplay, ReplayDiffError } from '../../replay/diff.js';
 import { diffJson, diffText, equal } from '../../replay/diff-report.js';
@@ -31,7 +32,8 @@ The replay must have finished (run \`hookledger replay --id <id>\` again to fini
 processors must have caught up with its bounds (they usually lag by seconds): what they have not
 written yet shows as only in the replay.
 
-Exit code 0 when the replay equals live, 1 when it differs (or the diff could not run: one line).
+Exit code 0 when the replay equals live, 1 when it differs, 2 for a usage or configuration mistake,
+3 when the diff could not run (one line: Kafka or the registry away, the replay unfinished).
 
 options:
   --id <id>       the replay id
@@ -51,8 +53,27 @@ export interface ReplayDiffIo {
   env: NodeJS.ProcessEnv;
 }
 
-/** Runs `replay diff` with its input and output injected (tests run it in-process). */
+/** Exit code of a diff that could not run: 1 is kept for "differs", 2 for a usage mistake. */
+export const DIFF_FAILED = 3;
+
+/**
+ * Runs `replay diff` with its input and output injected (tests run it in-process). Whatever stops it
+ * after its arguments were accepted leaves with DIFF_FAILED, so a script can tell a difference apart.
+ */
 export async function runReplayDiffCommand(args: string[], io: ReplayDiffIo): Promise<number> {
+  try {
+    return await diffCommand(args, io);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError) throw error;
+    if (error instanceof Error && 'userFacing' in error)
+      throw new CommandFailed(error.message, { cause: error, exitCode: DIFF_FAILED });
+    // A bug: its stack, still not 1.
+    io.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+    return DIFF_FAILED;
+  }
+}
+
+async function diffCommand(args: string[], io: ReplayDiffIo): Promise<number> {
   const { values } = parseOptions(args, {
     id: { type: 'string' },
     json: { type: 'boolean', default: false },

@@ -16,6 +16,7 @@ import {
   requireKafkaRelease,
   runKafkaTool,
   StackError,
+  type StackStatus,
   stackFiles,
   stackStatus,
   startStack,
@@ -77,11 +78,13 @@ const HELP: Record<string, string> = {
     '  --purge             also delete the state directory (topics, schemas, logs)',
   ].join('\n'),
   status: [
-    'usage: hookledger stack status [--state-dir <dir>]',
+    'usage: hookledger stack status [--state-dir <dir>] [--json]',
     '',
     'Says what runs where: pids alive, ports answering, log files. Exit status 0 only if all answer.',
     '',
     STATE_DIR_HELP,
+    '  --json              one JSON object: {running, stateDir, kind, kafkaVersion, brokers, registryUrl,',
+    '                      startedAt, healthy, components: [{name, address, pid, answers, logFile}]}',
   ].join('\n'),
   restart: [
     TARGET_USAGE.restart,
@@ -263,9 +266,18 @@ async function down(args: string[]): Promise<number> {
 }
 
 async function status(args: string[]): Promise<number> {
-  const { stateDir, positionals } = stateDirOption(args);
+  const { values, positionals } = parseOptions(
+    args,
+    { 'state-dir': { type: 'string' }, json: { type: 'boolean', default: false } },
+    true,
+  );
+  const stateDir = resolveStateDir(values['state-dir']);
   noPositionals('status', positionals);
   const current = await stackStatus(stateDir);
+  if (values.json) {
+    console.log(JSON.stringify(statusJson(stateDir, current)));
+    return current?.healthy ? 0 : 1;
+  }
   if (!current) {
     console.log(`no stack from ${stateDir} (start one with \`hookledger stack up\`)`);
     return 1;
@@ -292,6 +304,25 @@ async function status(args: string[]): Promise<number> {
     console.log(parts.filter(Boolean).join('  '));
   }
   return current.healthy ? 0 : 1;
+}
+
+/** `stack status --json`: what runs where; never the secured stack's credentials (its clientEnv). */
+export function statusJson(stateDir: string, current: StackStatus | undefined): Record<string, unknown> {
+  if (!current) return { running: false, stateDir };
+  const { record } = current;
+  return {
+    running: true,
+    stateDir,
+    kind: record.kind,
+    kafkaVersion: record.kafkaVersion ?? DEFAULT_KAFKA_VERSION,
+    brokers: record.brokers,
+    registryUrl: record.registryUrl,
+    startedAt: record.startedAt,
+    ...(record.detached ? {} : { ownerPid: record.ownerPid }),
+    secured: record.clientEnv !== undefined,
+    healthy: current.healthy,
+    components: current.components,
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ import { startIngest } from '../../../ingest/main.js';
 import { loadSources } from '../../../ingest/sources.js';
 import { startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
+import { logStartConfig } from '../../../runtime/config-view.js';
 import { assertBrokersReachable } from '../../../runtime/kafka/reachable.js';
 import { assertPortFree, checkAll, type ListenTarget } from '../../../runtime/startup-error.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
@@ -202,6 +203,7 @@ export const command: Command = {
         HOOKLEDGER_LOCAL_STACK: String(stack.local),
       };
       const config = loadConfig(env);
+      logStartConfig(logger, config, env);
       await checkAll([
         assertBrokersReachable(config.KAFKA_BROKERS),
         assertRegistryReachable(registryAccess(config)),

@@ -1,10 +1,13 @@
 // `hookledger tail <stream>`: prints a topic's records as JSON lines, values decoded through the registry.
+
+import { parseDuration } from '../../../runtime/duration.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
+import { BoundsError, parseTime } from '../../replay/bounds.js';
 import { resolveTopic, streamsHelp } from '../../tail/streams.js';
-import { tail, UnknownTopicError } from '../../tail/tail.js';
+import { type StartAt, tail, UnknownTopicError } from '../../tail/tail.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
@@ -37,8 +40,12 @@ Any other name is taken as a full topic name (a replay's copy, say: entity.user.
 
 options:
   --from-beginning   start at each partition's earliest record (default: only records written from now)
+  --offset <n>       start at offset n of each partition read; -n: its last n offsets (as kcat's -o)
+  --from <time>      start at each partition's first record at or after an ISO 8601 time with a zone
+                     (2026-11-26T09:00:00Z), or a duration ago (10m, 2h, 7d)
+  --partition <n>    only this partition (repeatable, or a list: 0,3)
   --follow           keep waiting for new records (default: stop once caught up with the end offsets taken
-                     at the start; without --from-beginning, tail always follows)
+                     at the start; without --from-beginning, --offset or --from, tail always follows)
   --history          a compacted topic's every record, not only the last per key
   --key <key>        only records with this key
   --limit <n>        stop after printing n records (rows, for a table)
@@ -50,6 +57,60 @@ ${CONNECTION_HELP}
 
 ${STACK_ENV_HELP}`;
 
+/** `--offset -10` as kcat takes it, joined into `--offset=-10` (parseArgs would take -10 for an option). */
+export function joinNegativeOffset(args: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const next = args[i + 1];
+    if (args[i] === '--offset' && next !== undefined && /^-\d+$/.test(next)) {
+      joined.push(`--offset=${next}`);
+      i++;
+    } else joined.push(args[i]!);
+  }
+  return joined;
+}
+
+/** `--offset` or `--from` as a start position; undefined when neither is given. */
+export function startOf(
+  values: { offset?: string | undefined; from?: string | undefined },
+  now: number = Date.now(),
+): StartAt | undefined {
+  if (values.offset !== undefined && values.from !== undefined)
+    throw new UsageError('--offset and --from each say where to start: give one');
+  if (values.offset !== undefined) {
+    const m = /^(-?)(\d+)$/.exec(values.offset.trim());
+    if (m === null)
+      throw new UsageError(
+        `--offset: expected an offset (42) or -n for the last n (-10), got "${values.offset}"`,
+      );
+    return m[1] === '-' ? { lastRecords: BigInt(m[2]!) } : { offset: BigInt(m[2]!) };
+  }
+  if (values.from !== undefined) {
+    const ago = parseDuration(values.from);
+    if (ago !== undefined) return { time: now - ago };
+    try {
+      return { time: parseTime('--from', values.from) };
+    } catch (error) {
+      if (!(error instanceof BoundsError)) throw error;
+      throw new UsageError(`${error.message}, or a duration ago such as 10m`);
+    }
+  }
+  return undefined;
+}
+
+/** `--partition 0 --partition 3` or `--partition 0,3`. */
+export function partitionsOf(texts: readonly string[] | undefined): number[] | undefined {
+  if (texts === undefined) return undefined;
+  return texts.flatMap((text) =>
+    text.split(',').map((part) => {
+      const n = Number(part.trim());
+      if (part.trim() === '' || !Number.isInteger(n) || n < 0)
+        throw new UsageError(`--partition: expected a partition number such as 0, got "${text}"`);
+      return n;
+    }),
+  );
+}
+
 export interface TailIo {
   stdout: { write(text: string): unknown };
   env: NodeJS.ProcessEnv;
@@ -60,16 +121,23 @@ export interface TailIo {
 /** Runs the command with its input and output injected (tests run it in-process). */
 export async function runTail(args: string[], io: TailIo): Promise<number> {
   const { values, positionals } = parseOptions(
-    args,
+    joinNegativeOffset(args),
     {
       'from-beginning': { type: 'boolean', default: false },
       follow: { type: 'boolean', default: false },
       history: { type: 'boolean', default: false },
       key: { type: 'string' },
       limit: { type: 'string' },
+      offset: { type: 'string' },
+      from: { type: 'string' },
+      partition: { type: 'string', multiple: true },
     },
     true,
   );
+  const startAt = startOf(values);
+  const partitions = partitionsOf(values.partition);
+  if (startAt !== undefined && values['from-beginning'])
+    throw new UsageError('--from-beginning, --offset and --from each say where to start: give one');
   if (positionals.length !== 1) {
     throw new UsageError(
       positionals.length === 0
@@ -95,13 +163,16 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
   io.signal?.addEventListener('abort', stop, { once: true });
   if (io.signal === undefined) process.once('SIGINT', stop);
   const fromBeginning = values['from-beginning'] ?? false;
+  const catchUp = fromBeginning || startAt !== undefined;
   try {
     await tail(
       {
         topic,
         fromBeginning,
-        // Without --from-beginning there is nothing to catch up with: only following can show anything.
-        follow: (values.follow ?? false) || !fromBeginning,
+        // Without a start there is nothing to catch up with: only following can show anything.
+        follow: (values.follow ?? false) || !catchUp,
+        ...(startAt === undefined ? {} : { startAt }),
+        ...(partitions === undefined ? {} : { partitions }),
         history: values.history ?? false,
         ...(values.key === undefined ? {} : { key: values.key }),
         ...(limit === undefined ? {} : { limit }),

@@ -14,10 +14,17 @@ import {
 } from '../../../runtime/kafka/ensure-topics.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger, type Logger } from '../../../runtime/log.js';
+import { StartupError } from '../../../runtime/startup-error.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
-import { CompatibilityLevelError, createSerde, type RegisteredSubject } from '../../../schemas/serde.js';
+import { loadSchema } from '../../../schemas/schema-files.js';
+import {
+  CompatibilityLevelError,
+  createSerde,
+  type RegisteredSubject,
+  SchemaNotRegisteredError,
+} from '../../../schemas/serde.js';
 import { DurabilityError, rawDurabilityCheck } from '../../../schemas/topic-checks.js';
-import { DEFAULT_PARTITIONS, topicCatalog, topicNames } from '../../../schemas/topics.js';
+import { catalogSubjects, DEFAULT_PARTITIONS, topicCatalog, topicNames } from '../../../schemas/topics.js';
 import { strimziTopics } from '../../deploy/strimzi-topics.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
@@ -43,7 +50,10 @@ options:
   --replication-factor <n>  replication factor of new topics (default: 3, or the broker count if smaller)
   --local                   a local stack: warn about a raw topic that is not durable enough instead of
                             refusing it (also HOOKLEDGER_LOCAL_STACK=true)
-  --dry-run                 compare and report; create and register nothing
+  --dry-run                 compare and report; create and register nothing (exit 0)
+  --check                   compare topics and schemas, change nothing; exit 1 when a topic would be
+                            created or a schema is not registered (drift), 3 when the check failed
+  --json                    one JSON object on stdout: {topics, schemas, changed, drift}
   --output strimzi          print the topics as Strimzi KafkaTopic resources instead (partitions,
                             replicas, configs; no cluster is contacted, nothing is created or registered)
   --strimzi-cluster <name>  with --output strimzi: the Kafka resource's name (label strimzi.io/cluster)
@@ -125,7 +135,8 @@ export async function setUpTopics({
   const registryUrl = config.SCHEMA_REGISTRY_URL;
   const schemas = dryRun
     ? []
-    : await createSerde({ ...registryAccess(config), clientId: 'hookledger-topics' })
+    : // The one command that registers, whatever SCHEMA_REGISTRY_AUTO_REGISTER says for the services.
+      await createSerde({ ...registryAccess(config), autoRegister: true, clientId: 'hookledger-topics' })
         .registerAll(config.TOPIC_PREFIX)
         .catch((error: unknown) => {
           if (error instanceof CompatibilityLevelError) throw error;
@@ -148,6 +159,39 @@ export function setUpFailure(error: unknown): CommandFailed | undefined {
     error instanceof SchemaRegistrationError ||
     error instanceof TopicsNotReadyError;
   return expected ? new CommandFailed(error.message, { cause: error }) : undefined;
+}
+
+/** A schema of the catalog and its id under its subject; no id: the subject does not hold it (drift). */
+export interface CheckedSchema {
+  subject: string;
+  schema: string;
+  id?: number;
+}
+
+/** Every catalog subject looked up, nothing registered (`topics --check`). */
+export async function registeredSchemas(config: Config): Promise<CheckedSchema[]> {
+  const serde = createSerde({
+    ...registryAccess(config),
+    autoRegister: false,
+    clientId: 'hookledger-topics',
+  });
+  const checked: CheckedSchema[] = [];
+  for (const { subject, schema } of catalogSubjects(config.TOPIC_PREFIX)) {
+    try {
+      checked.push({ subject, schema, id: await serde.register(subject, loadSchema(schema)) });
+    } catch (error) {
+      if (!(error instanceof SchemaNotRegisteredError)) throw error;
+      checked.push({ subject, schema });
+    }
+  }
+  return checked;
+}
+
+/** `topics --check` could not say whether there is drift: exit 3, never 1. */
+function checkFailed(error: unknown): unknown {
+  if (error instanceof CommandFailed || error instanceof StartupError)
+    return new CommandFailed(error.message, { cause: error, exitCode: 3 });
+  return error;
 }
 
 function positiveInteger(flag: string, text: string | undefined): number | undefined {
@@ -212,20 +256,27 @@ export const command: Command = {
       'replication-factor': { type: 'string' },
       local: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
+      check: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
       output: { type: 'string' },
       'strimzi-cluster': { type: 'string' },
       namespace: { type: 'string' },
     });
+    const check = values.check ?? false;
     const partitions = positiveInteger('--partitions', values.partitions);
     const replicationFactor = positiveInteger('--replication-factor', values['replication-factor']);
     if (values.output !== undefined || values['strimzi-cluster'] !== undefined) {
       console.log(strimziOutput(values, { partitions, replicationFactor }));
       return 0;
     }
-    const dryRun = values['dry-run'] ?? false;
+    const dryRun = (values['dry-run'] ?? false) || check;
     // Before any topic is created: a registry out of reach, refusing the login or not trusted is one line
     // naming the variable, and nothing is left half set up. A dry run registers nothing.
-    const config = await clusterConfig(process.env, { registry: !dryRun });
+    const config = await clusterConfig(process.env, { registry: !dryRun || check }).catch(
+      (error: unknown) => {
+        throw check ? checkFailed(error) : error;
+      },
+    );
     // The outcome is printed as one line; client logs only when debugging.
     const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
     const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'topics' });
@@ -242,7 +293,28 @@ export const command: Command = {
         warn: (message) => console.error(`warning: ${message}`),
       });
     } catch (error) {
-      throw setUpFailure(error) ?? clusterFailure(error, config.KAFKA_BROKERS) ?? error;
+      // A conflict is drift; the rest means the check could not say.
+      if (check && error instanceof TopicConflictError)
+        throw new CommandFailed(error.message, { cause: error, exitCode: 1 });
+      const failure = setUpFailure(error) ?? clusterFailure(error, config.KAFKA_BROKERS) ?? error;
+      throw check ? checkFailed(failure) : failure;
+    }
+    const schemas = check
+      ? await registeredSchemas(config).catch((error: unknown) => {
+          const reason = (error as Error).message.split('\n')[0];
+          throw new CommandFailed(`schema registry at ${config.SCHEMA_REGISTRY_URL}: ${reason}`, {
+            cause: error,
+            exitCode: 3,
+          });
+        })
+      : result.schemas;
+    const wouldCreate = result.topics.filter((t) => t.action === 'would create').length;
+    const drift = check && (wouldCreate > 0 || schemas.some((s) => s.id === undefined));
+
+    if (values.json) {
+      const { topics, changed } = result;
+      console.log(JSON.stringify({ topics, schemas, changed, ...(check ? { drift } : {}) }));
+      return drift ? 1 : 0;
     }
 
     console.log(
@@ -251,17 +323,30 @@ export const command: Command = {
         ...result.topics.map((t) => [t.name, String(t.partitions), String(t.replicationFactor), t.action]),
       ]),
     );
-    if (result.schemas.length > 0) {
+    if (schemas.length > 0) {
       console.log('');
       console.log(
         table([
           ['subject', 'schema', 'id'],
-          ...result.schemas.map((s) => [s.subject, `${s.schema}.avsc`, String(s.id)]),
+          ...schemas.map((s) => [
+            s.subject,
+            `${s.schema}.avsc`,
+            s.id === undefined ? 'not registered' : String(s.id),
+          ]),
         ]),
       );
     }
     const created = result.topics.filter((t) => t.action !== 'verified').length;
     console.log('');
+    if (check) {
+      const missing = schemas.filter((s) => s.id === undefined).length;
+      console.log(
+        drift
+          ? `drift: ${created} topic(s) would be created, ${missing} schema(s) not registered; run \`hookledger topics\``
+          : 'no drift: every topic and schema as expected; nothing was changed',
+      );
+      return drift ? 1 : 0;
+    }
     if (dryRun)
       console.log(`dry run: ${created} topic(s) would be created; nothing was changed or registered`);
     else if (!result.changed) console.log('nothing changed: every topic already existed as expected');
