@@ -40,7 +40,10 @@ function env(user: keyof typeof USERS = 'hookledger'): Record<string, string> {
     INGEST_PORT: '0',
     PROCESSOR_HOST: '127.0.0.1',
     PROCESSOR_PORT: '0',
+    INGEST_OPS_HOST: '127.0.0.1',
+    INGEST_OPS_PORT: '0',
     HOOKLEDGER_SOURCES: '{"sandbox":{"signature":"none"}}',
+    INGEST_UNSIGNED_SOURCES: 'sandbox',
   };
 }
 
@@ -178,7 +181,7 @@ describe('the prefixed ACLs of docs/security.md', () => {
     });
     closers.push(() => ingest.close());
     for (let ready = false, end = Date.now() + 60_000; !ready; ) {
-      ready = (await fetch(`${ingest.url}/readyz`)).status === 200;
+      ready = (await fetch(`${ingest.opsUrl}/readyz`)).status === 200;
       if (!ready && Date.now() > end) throw new Error('ingest not ready');
       if (!ready) await new Promise((r) => setTimeout(r, 200));
     }

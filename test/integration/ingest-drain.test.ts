@@ -10,7 +10,7 @@ import { testStack } from '../helpers/stack.js';
 import { createRawTopic, randomPrefix, readRaw, waitReady } from './ingest-harness.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
-const KEY = 'drain-key';
+const KEY = 'drain-key-0123456789abcdef0123456789';
 const DRAIN_MS = 2_000;
 
 describe('hookledger ingest stopped by SIGTERM', () => {
@@ -20,6 +20,9 @@ describe('hookledger ingest stopped by SIGTERM', () => {
     const rawTopic = await createRawTopic(brokers, prefix);
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
+    // /readyz is on the ops port, as a Kubernetes readiness probe reads it.
+    const opsPort = await freePort();
+    const opsUrl = `http://127.0.0.1:${opsPort}`;
     const child = spawn(process.execPath, [path.join(repoRoot, 'tools/cli/hookledger.js'), 'ingest'], {
       cwd: repoRoot,
       env: {
@@ -29,6 +32,7 @@ describe('hookledger ingest stopped by SIGTERM', () => {
         TOPIC_PREFIX: prefix,
         INGEST_HOST: '127.0.0.1',
         INGEST_PORT: String(port),
+        INGEST_OPS_PORT: String(opsPort),
         INGEST_DRAIN_DELAY_MS: String(DRAIN_MS),
         HOOKLEDGER_SOURCES: JSON.stringify({ energy: { keys: { k1: KEY } } }),
         LOG_LEVEL: 'warn',
@@ -39,7 +43,7 @@ describe('hookledger ingest stopped by SIGTERM', () => {
     onTestFinished(() => {
       if (child.exitCode === null) child.kill('SIGKILL');
     });
-    await waitReady(url);
+    await waitReady(opsUrl);
 
     // The platform sends a webhook every 20 ms; a load balancer checks /readyz every 250 ms and stops
     // routing here once it fails (as a Service drops a terminating pod from its endpoints).
@@ -72,7 +76,10 @@ describe('hookledger ingest stopped by SIGTERM', () => {
     const balancer = (async () => {
       while (routed) {
         await new Promise((r) => setTimeout(r, 250));
-        const ready = await fetch(`${url}/readyz`).then(
+        // Its checks are periodic: it notices a failing /readyz one period after the signal at the soonest
+        // (a check landing right after the signal would leave no webhook sent during the drain to look at).
+        if (Date.now() - signalledAt < 250) continue;
+        const ready = await fetch(`${opsUrl}/readyz`).then(
           (r) => r.status,
           () => 0,
         );
@@ -86,7 +93,7 @@ describe('hookledger ingest stopped by SIGTERM', () => {
     // Not ready as soon as the signal is handled (well within the drain), while it still answers.
     let readiness = 200;
     while (readiness === 200 && Date.now() - signalledAt < DRAIN_MS / 2) {
-      readiness = (await fetch(`${url}/readyz`)).status;
+      readiness = (await fetch(`${opsUrl}/readyz`)).status;
       if (readiness === 200) await new Promise((r) => setTimeout(r, 20));
     }
     expect(readiness).toBe(503);
@@ -104,6 +111,6 @@ describe('hookledger ingest stopped by SIGTERM', () => {
     const stored = new Set((await readRaw(brokers, registryUrl, rawTopic)).map((r) => r.key));
     expect(results.every((r) => stored.has(r.id))).toBe(true);
     // And then the listener is gone.
-    await expect(fetch(`${url}/readyz`)).rejects.toThrow();
+    await expect(fetch(`${opsUrl}/readyz`)).rejects.toThrow();
   }, 120_000);
 });

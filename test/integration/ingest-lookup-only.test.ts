@@ -34,6 +34,7 @@ describe('ingest with a read-only registry login (SCHEMA_REGISTRY_AUTO_REGISTER=
       TOPIC_PREFIX: prefix,
       INGEST_HOST: '127.0.0.1',
       INGEST_PORT: '0',
+      INGEST_OPS_PORT: '0',
     });
     const ingest = await startIngest({
       config,
@@ -49,7 +50,7 @@ describe('ingest with a read-only registry login (SCHEMA_REGISTRY_AUTO_REGISTER=
       });
 
     await new Promise((r) => setTimeout(r, 1_000));
-    expect((await fetch(`${ingest.url}/readyz`)).status).toBe(503);
+    expect((await fetch(`${ingest.opsUrl}/readyz`)).status).toBe(503);
     expect((await post()).status).toBe(503);
     expect((await subjects()).filter((s) => s.startsWith(prefix))).toEqual([]);
 
@@ -58,7 +59,7 @@ describe('ingest with a read-only registry login (SCHEMA_REGISTRY_AUTO_REGISTER=
       valueSubject(rawTopic),
       loadSchema(RAW_ENVELOPE_SCHEMA),
     );
-    await waitReady(ingest.url, 30_000);
+    await waitReady(ingest.opsUrl, 30_000);
     expect((await post()).status).toBe(200);
     const [stored] = await readRaw(brokers, registryUrl, rawTopic);
     expect(stored?.envelope.webhookId).toBe('wh_lookup');

@@ -323,6 +323,7 @@ describe('hookledger topics and config check, as scripts run them', () => {
   it('config check --connect reaches the brokers and the registry, and names the one out of reach', async () => {
     const ok = await cli(['config', 'check', '--connect', '--json'], {
       HOOKLEDGER_SOURCES: '{"s":{"signature":"none"}}',
+      INGEST_UNSIGNED_SOURCES: 's',
     });
     expect(ok.code, ok.stdout).toBe(0);
     expect(JSON.parse(ok.stdout)).toEqual({
@@ -334,6 +335,7 @@ describe('hookledger topics and config check, as scripts run them', () => {
     const away = await cli(['config', 'check', '--connect'], {
       SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1',
       HOOKLEDGER_SOURCES: '{"s":{"signature":"none"}}',
+      INGEST_UNSIGNED_SOURCES: 's',
     });
     expect(away.code).toBe(1);
     expect(away.stdout).toContain(
