@@ -2,9 +2,10 @@
 // restore is retried after a back-off, and a restored task resumes from the group's committed offset.
 
 import { errorFields } from '../log-error.js';
+import { NewClientsNeededError } from './errors.js';
 import type { RestoreRun } from './restore.js';
 import { backoffDelay } from './retry.js';
-import { nameOf, type RunnerContext, seekTask } from './runner-context.js';
+import { nameOf, type RunnerContext } from './runner-context.js';
 import type { StreamTask } from './stream-task.js';
 
 /** Starts one restore of the given tasks' stores (restore.ts's restoreTasks, or a fake). */
@@ -26,29 +27,46 @@ export class RestoreOrchestrator<V> {
 
   /**
    * Called by the loop each cycle: starts restores of new tasks and of failed ones whose back-off is
-   * over, and moves restored tasks to RUNNING (seeking to the committed offset). Never waits for a read.
+   * over, and moves restored tasks to RUNNING (seeking to the committed offset first). Never waits for
+   * a read; waits for the seeks of the tasks it starts running.
    */
-  advance(now = Date.now()): void {
+  async advance(now = Date.now()): Promise<void> {
     const due: StreamTask<V>[] = [];
+    const restored: StreamTask<V>[] = [];
     for (const task of this.context.tasks.values()) {
       if (task.state === 'assigned') {
         task.machine.transitionTo('restoring');
         due.push(task);
       } else if (task.state === 'restoring') {
-        if (task.restore.done) this.#run(task);
+        if (task.restore.done) restored.push(task);
         else if (task.restore.attempt === undefined && now >= task.restore.retryAt) due.push(task);
       }
     }
     if (due.length > 0) this.#start(due);
+    for (const task of restored) await this.#run(task);
   }
 
-  #run(task: StreamTask<V>): void {
-    task.machine.transitionTo('running');
+  async #run(task: StreamTask<V>): Promise<void> {
     // From the group's committed offset (or the first record handed over while it was paused, when the
-    // group has none): the seek is queued right behind the resume, and records from elsewhere are
-    // dropped by the position (isNew) until it takes effect.
+    // group has none), sought while the partition is still paused: once it resumes, nothing fetched
+    // from where it stood before can be handed over.
     const from = task.position.readNext();
-    if (from !== undefined) void seekTask(this.context, task, from);
+    if (from !== undefined) {
+      try {
+        await this.context.consumer.seek({ topic: task.topic, partition: task.partition }, Number(from));
+      } catch (error) {
+        if (task.state !== 'restoring') return; // revoked or lost meanwhile: no position needed
+        this.context.stop(
+          new NewClientsNeededError(
+            `could not move ${nameOf(task)} to offset ${from} before it runs: ${(error as Error).message ?? String(error)}`,
+            { cause: error },
+          ),
+        );
+        return;
+      }
+    }
+    if (task.state !== 'restoring') return;
+    task.machine.transitionTo('running');
     // One line per partition at debug: `changelogs restored` already names them at info.
     task.log.debug(
       { streamTime: task.streamTime, stores: Object.fromEntries(task.storeSizes()) },

@@ -103,6 +103,9 @@ export interface StreamClientOptions {
 
 export type CreateStreamClients = (options: StreamClientOptions) => StreamClients;
 
+/** How long a seek may take before its partition's position counts as unknown. */
+const SEEK_TIMEOUT_MS = 5_000;
+
 /** The librdkafka clients. */
 export const librdkafkaClients: CreateStreamClients = (options) => {
   const { settings, groupId, memberId, transactionTimeoutMs, sessionTimeoutMs } = options;
@@ -149,7 +152,10 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
     assignmentLost: () => raw.assignmentLost(),
     pause: (partitions) => raw.pause(partitions),
     resume: (partitions) => raw.resume(partitions),
-    seek: (tp, offset) => call('seek', (cb) => raw.seek({ ...tp, offset }, 0, cb)),
+    // The binding turns a timeout under 10 ms into 10 ms, and a seek not done by then fails as "timed
+    // out" with the partition's position unknown: on a loaded machine that is common. The seek waits on
+    // the binding's worker thread, not the loop's: give it time (a failure still hands over to new clients).
+    seek: (tp, offset) => call('seek', (cb) => raw.seek({ ...tp, offset }, SEEK_TIMEOUT_MS, cb)),
     committed: (partitions, timeoutMs) =>
       call<(TopicPartition & { offset?: number })[]>('committed', (cb) =>
         raw.committed(partitions, timeoutMs, cb as never),

@@ -234,7 +234,8 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     await joinedRebalances.handle();
     if (context.halted()) return;
     checkRejoin();
-    restorer.advance();
+    activity = 'starting restored partitions';
+    await restorer.advance();
     activity = 'polling';
     const messages: ConsumedMessage[] = await consumer.consume(maxBatchRecords);
     let complete = true;

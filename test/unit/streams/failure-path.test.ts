@@ -303,3 +303,34 @@ describe('a record that fails every time', () => {
     expect(kafka.output.some((r) => r.topic === 'big-changelog')).toBe(false);
   });
 });
+
+describe('where a restored partition starts', () => {
+  it('is moved to the committed offset while still paused, so nothing from where it stood is handed over', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3]);
+    kafka.committed.set('in[0]', 2);
+    await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.values('out').length === 1, 'the record after the committed offset');
+    const log = kafka.log;
+    expect(log.indexOf('seek in[0] 2')).toBeGreaterThan(-1);
+    expect(log.indexOf('seek in[0] 2')).toBeLessThan(log.lastIndexOf('resume in[0]'));
+    expect(kafka.values('out')).toEqual([3]);
+  });
+
+  it('stops for new clients when that move fails, and never runs from an unknown position', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1]);
+    kafka.committed.set('in[0]', 0);
+    kafka.seekSteps = [new Error('seek: Local: Timed out')];
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await app.stopped;
+    expect(app.failure()?.message).toMatch(
+      /could not move in\[0\] to offset 0 before it runs: seek: Local: Timed out/,
+    );
+    expect(needsNewClients(app.failure())).toBe(true);
+    expect(kafka.log).not.toContain('resume in[0]');
+    expect(kafka.values('out')).toEqual([]);
+  });
+});
