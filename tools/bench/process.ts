@@ -247,13 +247,18 @@ async function main(): Promise<void> {
       log('restore under the profiler…');
       const dir = mkdtempSync(join(tmpdir(), 'hookledger-bench-restore-profile-'));
       try {
-        await restoreOnce(dir);
+        const run = await restoreOnce(dir);
         const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
         if (file) {
           copyFileSync(join(dir, file), opts['restore-profile-out']);
-          const summary = summariseProfile(join(dir, file), 0, 0, 25);
-          log(`restore profile (${summary.busyMs.toFixed(0)} ms busy, whole worker), self time:`);
+          const summary = summariseProfile(join(dir, file), run.hrFromUs, run.hrToUs, 25);
+          log(
+            `restore profile (${summary.busyMs.toFixed(0)} ms busy in the restore, windowed ${summary.windowed}), self time:`,
+          );
           for (const f of summary.functions)
+            log(`  ${f.ms.toFixed(0)} ms ${(100 * f.share).toFixed(1)} % ${f.name} ${f.where}`);
+          log('inclusive:');
+          for (const f of summary.ownInclusive)
             log(`  ${f.ms.toFixed(0)} ms ${(100 * f.share).toFixed(1)} % ${f.name} ${f.where}`);
         }
       } finally {

@@ -37,6 +37,8 @@ const restored = (durationMs: number): Restored => ({
   durationMs,
   firstRecordMs: durationMs - 100,
   cpuSeconds: 1,
+  hrFromUs: 0,
+  hrToUs: 1,
   load1: 2,
 });
 
@@ -65,7 +67,7 @@ function report(over: Partial<Report> = {}): Report {
     },
     bare: stage(200_000, 4, 2),
     router: stage(200_000, 20, 10),
-    tables: stage(100_000, 5, 2),
+    tables: { ...stage(100_000, 5, 2), endOffsets: 100_010 },
     restore: restored(1_000),
     heap: 44,
     argv: ['--ids', '200000'],
