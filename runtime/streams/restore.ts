@@ -2,6 +2,7 @@
 // (runtime/kafka/read-to-end.ts): one group-less reader per changelog topic for all the tasks at once.
 import type { KafkaSettings } from '../kafka/rdkafka.js';
 import { readToEnd } from '../kafka/read-to-end.js';
+import { RestoredRecord } from './store.js';
 import type { StreamTask } from './stream-task.js';
 
 export interface RestoreRun {
@@ -47,7 +48,8 @@ export function restoreTasks<V>(
             const task = byPartition.get(partition);
             // A task closed meanwhile (revoked during its restore) takes nothing more.
             if (task === undefined || task.state !== 'restoring') return;
-            task.restoreRecord(store, { key: key?.toString('utf8') ?? '', value, timestamp });
+            // The key stays bytes unless the store asks for its text (the dedupe store hashes the bytes).
+            task.restoreRecord(store, new RestoredRecord(key, value, timestamp));
             total++;
           },
         });
