@@ -5,6 +5,9 @@ import { readToEnd } from '../kafka/read-to-end.js';
 import { RestoredRecord } from './store.js';
 import type { StreamTask } from './stream-task.js';
 
+/** Records a restore's reader takes per consume call (read-to-end.ts batchSize). */
+const RESTORE_BATCH = 10_000;
+
 export interface RestoreRun {
   /** Restored (or given up: closed tasks are simply left out). */
   done: Promise<{ durationMs: number; records: number }>;
@@ -35,7 +38,9 @@ export function restoreTasks<V>(
         group.tasks.set(task.partition, task);
       }
     }
-    for (const [topic, groups] of byChangelog) {
+    // One reader per changelog topic, all topics at once (the tables' five changelogs connect and
+    // read side by side); a store twice on one partition reads that topic again after.
+    const reads = [...byChangelog].map(async ([topic, groups]) => {
       for (const { store, tasks: byPartition } of groups) {
         await readToEnd({
           settings,
@@ -43,6 +48,7 @@ export function restoreTasks<V>(
           partitions: [...byPartition.keys()].map((partition) => ({ partition })),
           signal: abort.signal,
           stallTimeoutMs,
+          batchSize: RESTORE_BATCH,
           component: 'restore',
           onRecord: ({ partition, key, value, timestamp }) => {
             const task = byPartition.get(partition);
@@ -54,7 +60,19 @@ export function restoreTasks<V>(
           },
         });
       }
-    }
+    });
+    // A failed read stops the others; every reader has stopped before the run fails (a retry resets
+    // the stores, which no reader of this run may touch after).
+    const settled = await Promise.allSettled(
+      reads.map((read) =>
+        read.catch((error: unknown) => {
+          if (!abort.signal.aborted) abort.abort(error);
+          throw error;
+        }),
+      ),
+    );
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     return { durationMs: Date.now() - started, records: total };
   };
   return { done: run(), cancel: () => abort.abort(new Error('restore cancelled')) };

@@ -232,7 +232,7 @@ async function main(): Promise<void> {
       await worker.stop();
       current.worker = undefined;
       log(
-        `restore: ${restored.records} records in ${restored.durationMs} ms = ${(restored.records / (restored.durationMs / 1000)).toFixed(0)}/s (load ${load.toFixed(1)})`,
+        `restore: ${restored.records} records in ${restored.durationMs} ms = ${(restored.records / (restored.durationMs / 1000)).toFixed(0)}/s, first record after ${(restored.durationMs - restored.firstRecordMs).toFixed(0)} ms, CPU ${restored.cpuSeconds.toFixed(2)} s (load ${load.toFixed(1)})`,
       );
       return { ...restored, load1: load };
     };
