@@ -19,6 +19,8 @@ export function restoreTasks<V>(
   settings: KafkaSettings,
   tasks: readonly StreamTask<V>[],
   stallTimeoutMs = 60_000,
+  /** How a changelog topic is read (a test gives its own). */
+  read: typeof readToEnd = readToEnd,
 ): RestoreRun {
   const abort = new AbortController();
   const run = async () => {
@@ -42,7 +44,7 @@ export function restoreTasks<V>(
     // read side by side); a store twice on one partition reads that topic again after.
     const reads = [...byChangelog].map(async ([topic, groups]) => {
       for (const { store, tasks: byPartition } of groups) {
-        await readToEnd({
+        await read({
           settings,
           topic,
           partitions: [...byPartition.keys()].map((partition) => ({ partition })),

@@ -8,6 +8,7 @@ import {
   createTestTopic,
   deleteTestTopics,
   openTransaction,
+  produceAborted,
   produceAll,
   testSettings,
 } from '../helpers/rdkafka-io.js';
@@ -61,4 +62,61 @@ describe('reading a partition to its end, read_committed', () => {
     await reading.done;
     expect(reading.keys).toEqual(['before', 'in-txn-1', 'in-txn-2']);
   });
+});
+
+describe('reading partitions to their ends in many batches', () => {
+  const many = `t-read-to-end-batches-${randomUUID().slice(0, 8)}`;
+  const PER_PARTITION = 400;
+  const expected = new Map<number, string[]>();
+
+  beforeAll(async () => {
+    await createTestTopic(settings(), many, 3);
+    for (let partition = 0; partition < 3; partition++) {
+      const keys = Array.from({ length: PER_PARTITION }, (_, i) => `p${partition}-${i}`);
+      expected.set(partition, keys);
+      // In transactions, as changelogs are written: markers between the records, one at each end.
+      for (let from = 0; from < keys.length; from += 100) {
+        const open = await openTransaction(
+          settings(),
+          many,
+          keys.slice(from, from + 100).map((key) => ({ key, value: 'v', partition })),
+        );
+        await open.commit();
+      }
+    }
+    await produceAborted(settings(), many, [{ key: 'aborted', value: 'x', partition: 1 }]);
+  });
+  afterAll(() => deleteTestTopics(settings(), [many]));
+
+  // The next batch is taken while the last is handed over: every record below the end still comes
+  // exactly once, in order, whether a batch ends at a partition's end or not, the callback synchronous
+  // (restore) or not (replay, redrive: end-of-partition events then fire between its records).
+  for (const [batchSize, async] of [
+    [7, false],
+    [100, false],
+    [1_200, false],
+    [13, true],
+  ] as const) {
+    it(`reads every committed record once, in order, in batches of ${batchSize}${async ? ', awaiting each' : ''}`, async () => {
+      const read = new Map<number, string[]>();
+      const result = await readToEnd({
+        settings: settings(),
+        topic: many,
+        partitions: [0, 1, 2].map((partition) => ({ partition })),
+        batchSize,
+        onRecord: async
+          ? async ({ partition, key }) => {
+              read.set(partition, [...(read.get(partition) ?? []), key!.toString()]);
+              await new Promise((r) => setImmediate(r));
+            }
+          : ({ partition, key }) => {
+              read.set(partition, [...(read.get(partition) ?? []), key!.toString()]);
+            },
+      });
+      for (let partition = 0; partition < 3; partition++) {
+        expect(read.get(partition)).toEqual(expected.get(partition));
+        expect(result.records.get(partition)).toBe(PER_PARTITION);
+      }
+    });
+  }
 });
