@@ -1,5 +1,6 @@
 // Restores newly assigned tasks' stores from their changelog partitions, read_committed to the end
-// (runtime/kafka/read-to-end.ts): one group-less reader per changelog topic for all the tasks at once.
+// (runtime/kafka/read-to-end.ts): one group-less reader per changelog topic for all the tasks at once,
+// every topic's reader at the same time.
 import type { KafkaSettings } from '../kafka/rdkafka.js';
 import { readToEnd } from '../kafka/read-to-end.js';
 import { RestoredRecord } from './store.js';
@@ -66,8 +67,8 @@ export function restoreTasks<V>(
     // A failed read stops the others; every reader has stopped before the run fails (a retry resets
     // the stores, which no reader of this run may touch after).
     const settled = await Promise.allSettled(
-      reads.map((read) =>
-        read.catch((error: unknown) => {
+      reads.map((reading) =>
+        reading.catch((error: unknown) => {
           if (!abort.signal.aborted) abort.abort(error);
           throw error;
         }),
