@@ -1,10 +1,17 @@
 // The dedupe state of one raw partition: (source, webhook id) → decision, held in an IdSet of 128-bit
 // hashes and logged to webhooks.dedupe-changelog (key `<source>/<webhook.id>`, 10-byte decision value).
 
-import { IdSet } from '../../runtime/streams/id-set.js';
-import { ChangelogKeyValueStore, type KeyValueBacking } from '../../runtime/streams/store.js';
+import { isUtf8 } from 'node:buffer';
+import { hashIdBytes, IdSet } from '../../runtime/streams/id-set.js';
+import {
+  ChangelogKeyValueStore,
+  type ChangelogRecord,
+  type KeyValueBacking,
+} from '../../runtime/streams/store.js';
 import {
   DECISION_TAGS,
+  DEDUPE_DECISION_BYTES,
+  DEDUPE_DECISION_VERSION,
   type DedupeDecision,
   decisionOfTag,
   decodeDedupeDecision,
@@ -43,6 +50,32 @@ export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
     readonly ids: IdSetBacking = new IdSetBacking(),
   ) {
     super(DEDUPE_STORE, ids, { encode: encodeDedupeDecision, decode: decodeDedupeDecision });
+  }
+
+  /**
+   * One changelog record while restoring. From the key's bytes (as read), no object is built: the key's
+   * bytes are hashed as they are and the decision's tag and time read in place, exactly what decoding
+   * the key and the decision and then set() would store. Anything else (no key bytes, a deletion, key
+   * bytes that are not valid UTF-8, a value this version cannot read) takes the decoding path, which
+   * also refuses what it cannot read.
+   */
+  override restore(record: ChangelogRecord): void {
+    const { keyBytes, value } = record;
+    if (
+      keyBytes !== undefined &&
+      keyBytes !== null &&
+      value !== null &&
+      value.length === DEDUPE_DECISION_BYTES &&
+      value[0] === DEDUPE_DECISION_VERSION &&
+      decisionOfTag(value[1]!) !== undefined &&
+      isUtf8(keyBytes)
+    ) {
+      // int64 big-endian epoch ms, rounded as Number(readBigInt64BE) rounds.
+      const seenAt = value.readInt32BE(2) * 2 ** 32 + value.readUInt32BE(6);
+      this.ids.ids.setHashed(hashIdBytes(keyBytes), seenAt, value[1]!);
+      return;
+    }
+    super.restore(record);
   }
 
   /** Restore skips (forgets) changelog records older than the window at the restored stream time. */

@@ -31,6 +31,14 @@ export function hashId(id: string): Buffer {
   return hash('sha256', id, 'buffer').subarray(0, 16);
 }
 
+/**
+ * The same hash from the id's UTF-8 bytes (a changelog key as read): equal to hashId(bytes.toString())
+ * whenever the bytes are valid UTF-8, which the caller checks (invalid bytes decode to U+FFFD).
+ */
+export function hashIdBytes(bytes: Uint8Array): Buffer {
+  return hash('sha256', bytes, 'buffer').subarray(0, 16);
+}
+
 export class IdSet {
   #capacity: number;
   #mask: number;
@@ -75,10 +83,14 @@ export class IdSet {
    * `seenAt` is the stream time in epoch ms (kept to the second); `tag` is 1–255.
    */
   set(id: string, seenAt: number, tag: number): void {
+    this.setHashed(hashId(id), seenAt, tag);
+  }
+
+  /** set() for an id already hashed (hashId or hashIdBytes): a restore hashes the changelog's key bytes. */
+  setHashed(key: Buffer, seenAt: number, tag: number): void {
     if (!Number.isInteger(tag) || tag < 1 || tag > 255) throw new RangeError(`tag must be 1–255, got ${tag}`);
     if (!Number.isFinite(seenAt)) throw new RangeError(`seenAt must be a finite epoch ms, got ${seenAt}`);
     const seconds = Math.min(MAX_SECONDS, Math.max(0, Math.floor(seenAt / 1000)));
-    const key = hashId(id);
     const found = this.#find(key);
     if (found >= 0) {
       this.#seen[found] = seconds;

@@ -1,8 +1,13 @@
 // Restores newly assigned tasks' stores from their changelog partitions, read_committed to the end
-// (runtime/kafka/read-to-end.ts): one group-less reader per changelog topic for all the tasks at once.
+// (runtime/kafka/read-to-end.ts): one group-less reader per changelog topic for all the tasks at once,
+// every topic's reader at the same time.
 import type { KafkaSettings } from '../kafka/rdkafka.js';
 import { readToEnd } from '../kafka/read-to-end.js';
+import { RestoredRecord } from './store.js';
 import type { StreamTask } from './stream-task.js';
+
+/** Records a restore's reader takes per consume call (read-to-end.ts batchSize). */
+const RESTORE_BATCH = 10_000;
 
 export interface RestoreRun {
   /** Restored (or given up: closed tasks are simply left out). */
@@ -15,6 +20,8 @@ export function restoreTasks<V>(
   settings: KafkaSettings,
   tasks: readonly StreamTask<V>[],
   stallTimeoutMs = 60_000,
+  /** How a changelog topic is read (a test gives its own). */
+  read: typeof readToEnd = readToEnd,
 ): RestoreRun {
   const abort = new AbortController();
   const run = async () => {
@@ -34,25 +41,41 @@ export function restoreTasks<V>(
         group.tasks.set(task.partition, task);
       }
     }
-    for (const [topic, groups] of byChangelog) {
+    // One reader per changelog topic, all topics at once (the tables' five changelogs connect and
+    // read side by side); a store twice on one partition reads that topic again after.
+    const reads = [...byChangelog].map(async ([topic, groups]) => {
       for (const { store, tasks: byPartition } of groups) {
-        await readToEnd({
+        await read({
           settings,
           topic,
           partitions: [...byPartition.keys()].map((partition) => ({ partition })),
           signal: abort.signal,
           stallTimeoutMs,
+          batchSize: RESTORE_BATCH,
           component: 'restore',
           onRecord: ({ partition, key, value, timestamp }) => {
             const task = byPartition.get(partition);
             // A task closed meanwhile (revoked during its restore) takes nothing more.
             if (task === undefined || task.state !== 'restoring') return;
-            task.restoreRecord(store, { key: key?.toString('utf8') ?? '', value, timestamp });
+            // The key stays bytes unless the store asks for its text (the dedupe store hashes the bytes).
+            task.restoreRecord(store, new RestoredRecord(key, value, timestamp));
             total++;
           },
         });
       }
-    }
+    });
+    // A failed read stops the others; every reader has stopped before the run fails (a retry resets
+    // the stores, which no reader of this run may touch after).
+    const settled = await Promise.allSettled(
+      reads.map((reading) =>
+        reading.catch((error: unknown) => {
+          if (!abort.signal.aborted) abort.abort(error);
+          throw error;
+        }),
+      ),
+    );
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     return { durationMs: Date.now() - started, records: total };
   };
   return { done: run(), cancel: () => abort.abort(new Error('restore cancelled')) };

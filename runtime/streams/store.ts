@@ -9,6 +9,27 @@ export interface ChangelogRecord {
   readonly key: string;
   readonly value: Buffer | null;
   readonly timestamp: number;
+  /**
+   * While restoring: the key's bytes as read from the changelog (null: no key), so a store can use
+   * them without decoding the key (the dedupe store hashes them).
+   */
+  readonly keyBytes?: Buffer | null;
+}
+
+/** A changelog record read back while restoring: its key is decoded only when a store asks for it. */
+export class RestoredRecord implements ChangelogRecord {
+  #key: string | undefined;
+  constructor(
+    readonly keyBytes: Buffer | null,
+    readonly value: Buffer | null,
+    readonly timestamp: number,
+  ) {}
+
+  /** The key as UTF-8 text ('' for a record without a key). */
+  get key(): string {
+    this.#key ??= this.keyBytes === null ? '' : this.keyBytes.toString('utf8');
+    return this.#key;
+  }
 }
 
 /** What the kit needs from every store of a partition task. */

@@ -14,6 +14,8 @@ export interface StageFigures {
   lifeCpu: number;
 }
 
+export type Restored = Extract<FromWorker, { type: 'restored' }> & { load1: number };
+
 export interface Report {
   ids: number;
   retries: number;
@@ -31,7 +33,10 @@ export interface Report {
   bareBig?: StageFigures;
   router: StageFigures;
   tables: StageFigures & { endOffsets: number };
-  restore: Extract<FromWorker, { type: 'restored' }> & { load1: number };
+  /** The median restore (by records/s) of `restoreRuns`. */
+  restore: Restored;
+  /** Every restore of the run, in order (a new worker each time, the same changelog). */
+  restoreRuns?: Restored[];
   heap: number;
   profile?: { records: number; window: Window; summary: ProfileSummary };
   argv: string[];
@@ -43,6 +48,7 @@ const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const perRecord = (seconds: number | undefined, records: number) =>
   seconds === undefined ? undefined : (seconds / records) * 1e6;
 const rate = (w: Window) => w.records / w.seconds;
+const restoreRateOf = (x: Restored) => x.records / (x.durationMs / 1000);
 const verdict = (ok: boolean) => `**${ok ? 'met' : 'not met'}**`;
 
 /** The project's targets (issue #10: "Benchmarks"), judged on this run's figures. */
@@ -51,6 +57,8 @@ export const TARGETS = {
   routerCpuVsFloor: 3,
   tablesEventsPerSec: 50_000,
   restoreRecordsPerSec: 300_000,
+  /** Issue #20: restore against the JVM consumer's fetch rate measured in the same run. */
+  restoreVsJvmConsumer: 0.6,
   heapBytesPerId: 64,
 } as const;
 
@@ -85,7 +93,8 @@ export function renderReport(r: Report): string {
   const routerRate = rate(r.router.window);
   const tablesRate = rate(r.tables.window);
   const ratio = routerCpu / bareCpu;
-  const restoreRate = r.restore.records / (r.restore.durationMs / 1000);
+  const restoreRate = restoreRateOf(r.restore);
+  const runs = r.restoreRuns ?? [r.restore];
   const restoreFromFirst = r.restore.records / (r.restore.firstRecordMs / 1000);
   const bigCpu = r.bareBig ? perRecord(r.bareBig.window.workerCpu, r.bareBig.window.records)! : undefined;
   const t = TARGETS;
@@ -142,7 +151,7 @@ export function renderReport(r: Report): string {
       r.tables,
       `the router's ${TABLE_STREAMS.length} table streams (${int(r.tables.endOffsets)} offsets incl. transaction markers); field-level merge, \`.latest\` + merge changelog; peak RSS ${fmt(r.tables.window.peakRssMiB)} MiB`,
     ),
-    `| dedupe changelog restore | ${int(r.restore.records)} | ${fmt(restoreRate)} | ${fmt(perRecord(r.restore.cpuSeconds, r.restore.records), 1)} | | | | | the runtime's restoreTasks() (runtime/streams/restore.ts → read-to-end.ts: one group-less read_committed reader) into the router's ${r.partitions} tasks' DedupeStores, as a new owner of every partition: ${fmt(r.restore.durationMs / 1000, 2)} s from the reader's connect to the end (${fmt(restoreFromFirst)}/s from the first record); ${int(r.restore.ids)} ids held after |`,
+    `| dedupe changelog restore | ${int(r.restore.records)} | ${fmt(restoreRate)} | ${fmt(perRecord(r.restore.cpuSeconds, r.restore.records), 1)} | | | | | the runtime's restoreTasks() (runtime/streams/restore.ts → read-to-end.ts: one group-less read_committed reader) into the router's ${r.partitions} tasks' DedupeStores, as a new owner of every partition${runs.length > 1 ? ` (the median of ${runs.length} restores, each a new process)` : ''}: ${fmt(r.restore.durationMs / 1000, 2)} s from the reader's connect to the end (${fmt(restoreFromFirst)}/s from the first record); ${int(r.restore.ids)} ids held after |`,
     '',
     '### Targets (issue #10, from this run)',
     '',
@@ -152,6 +161,8 @@ export function renderReport(r: Report): string {
     `- tables ≥ ${int(t.tablesEventsPerSec)} events/s (exactly-once, steady): ${fmt(tablesRate)} events/s: ${verdict(tablesRate >= t.tablesEventsPerSec)}.`,
     `- changelog restore ≥ ${int(t.restoreRecordsPerSec)} records/s: ${fmt(restoreRate)} records/s over the whole restore (the reader's connect and watermark look-ups included): ${verdict(restoreRate >= t.restoreRecordsPerSec)}` +
       ` (${fmt(restoreFromFirst)}/s from the first record, ${restoreFromFirst >= t.restoreRecordsPerSec ? 'above' : 'below'} the target).`,
+    `- changelog restore ≥ ${t.restoreVsJvmConsumer}× the JVM consumer's read rate in the same run (issue #20): ${fmt(restoreRate)} / ${fmt(r.perf.fetchRecordsPerSec)} = ${fmt(restoreRate / r.perf.fetchRecordsPerSec, 2)}×: ${verdict(restoreRate >= t.restoreVsJvmConsumer * r.perf.fetchRecordsPerSec)}` +
+      `${runs.length > 1 ? ` (median of ${runs.length} restores: ${runs.map((x) => fmt(restoreRateOf(x))).join(', ')} records/s)` : ''}.`,
     `- Heap per tracked id at ${int(r.memoryIds)} ids (restored into a DedupeStore, heap + array buffers after GC): ${fmt(r.heap, 1)} bytes (≤ ${t.heapBytesPerId}): ${verdict(r.heap <= t.heapBytesPerId)}.`,
     `- Throughput beside the floor: pass-through ${fmt(rate(r.bare.window))}/s${r.bareBig ? ` (${fmt(rate(r.bareBig.window))}/s with big transactions)` : ''}, router ${fmt(routerRate)}/s (${fmt((100 * routerRate) / rate(r.bare.window))} %), tables ${fmt(tablesRate)}/s; the JVM reader ${fmt(r.perf.fetchRecordsPerSec)}/s.`,
     '  For scale (issue #10, measured here on 2026-11-23): the same dedupe-and-route work as a Kafka Streams 3.9 app (exactly_once_v2) did 20–32k events/s at 53–80 µs CPU per event.',
@@ -223,6 +234,66 @@ export function renderReport(r: Report): string {
     );
   }
   return lines.join('\n').trimEnd();
+}
+
+/** The median of the restores by records/s (the upper one of an even count). */
+export function medianRestore(runs: readonly Restored[]): Restored {
+  const sorted = [...runs].sort((a, b) => restoreRateOf(a) - restoreRateOf(b));
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * The run's headline figures as one JSON object (`npm run bench:process -- --json` prints it as its last
+ * stdout line, for dashboards and CI). Rates are per second over each part's steady window, CPU is the
+ * part's own process; a figure not measured is null.
+ */
+export function summaryJson(r: Report) {
+  const num = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? null : n);
+  const stage = (s: StageFigures) => ({
+    rate: num(rate(s.window)),
+    cpu: num(perRecord(s.window.workerCpu, s.window.records)),
+  });
+  const router = stage(r.router);
+  const bare = stage(r.bare);
+  const tables = stage(r.tables);
+  const restoreRate = restoreRateOf(r.restore);
+  return {
+    measuredAt: new Date().toISOString(),
+    argv: r.argv,
+    records: r.total,
+    partitions: r.partitions,
+    router: { eventsPerSecond: router.rate, cpuMicrosPerEvent: router.cpu },
+    passThrough: { recordsPerSecond: bare.rate, cpuMicrosPerRecord: bare.cpu },
+    ...(r.bareBig
+      ? {
+          passThroughBigTransactions: {
+            recordsPerSecond: stage(r.bareBig).rate,
+            cpuMicrosPerRecord: stage(r.bareBig).cpu,
+          },
+        }
+      : {}),
+    tables: { eventsPerSecond: tables.rate, cpuMicrosPerEvent: tables.cpu },
+    restore: {
+      recordsPerSecond: num(restoreRate),
+      recordsPerSecondFromFirstRecord: num(r.restore.records / (r.restore.firstRecordMs / 1000)),
+      cpuMicrosPerRecord: num(perRecord(r.restore.cpuSeconds, r.restore.records)),
+      records: r.restore.records,
+      vsJvmConsumer: num(restoreRate / r.perf.fetchRecordsPerSec),
+      runs: (r.restoreRuns ?? [r.restore]).map((x) => num(restoreRateOf(x))),
+    },
+    jvmConsumer: { recordsPerSecond: num(r.perf.fetchRecordsPerSec) },
+    heapBytesPerId: num(r.heap),
+    routerVsPassThrough: num((router.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
+    tablesVsPassThrough: num((tables.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
+    routerCpuVsPassThrough: num((router.cpu ?? Number.NaN) / (bare.cpu ?? Number.NaN)),
+    load1: {
+      jvmConsumer: r.perf.load1,
+      passThrough: r.bare.window.load1,
+      router: r.router.window.load1,
+      tables: r.tables.window.load1,
+      restore: r.restore.load1,
+    },
+  };
 }
 
 /** Into docs/benchmarks.md, between the bench:process markers. */

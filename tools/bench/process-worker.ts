@@ -42,6 +42,9 @@ export type FromWorker =
       durationMs: number;
       firstRecordMs: number;
       cpuSeconds: number;
+      /** The restore's span on the profile's clock (process.hrtime, µs). */
+      hrFromUs: number;
+      hrToUs: number;
     }
   | { type: 'stopped'; cpuSeconds: number; hrUs: number }
   | { type: 'failed'; message: string };
@@ -148,9 +151,11 @@ async function start(): Promise<void> {
         };
       }
       const before = cpuSeconds();
+      const hrFromUs = hrUs();
       const started = performance.now();
       const { durationMs, records: restored } = await restoreTasks(settings, tasks).done;
       records = restored;
+      const hrToUs = hrUs();
       let ids = 0;
       for (const task of tasks) {
         task.finishRestore();
@@ -163,6 +168,8 @@ async function start(): Promise<void> {
         durationMs,
         firstRecordMs: firstAt === 0 ? durationMs : durationMs - (firstAt - started),
         cpuSeconds: cpuSeconds() - before,
+        hrFromUs,
+        hrToUs,
       });
       for (const task of tasks) task.close();
       return;

@@ -23,7 +23,14 @@ import { startBenchStack } from './bench-stack.js';
 import { findBrokerPid } from './proc-stats.js';
 import { consumerPerfTest } from './process-perf.js';
 import { summariseProfile } from './process-profile.js';
-import { type Report, renderReport, writeReport } from './process-report.js';
+import {
+  medianRestore,
+  type Report,
+  type Restored,
+  renderReport,
+  summaryJson,
+  writeReport,
+} from './process-report.js';
 import {
   type Env,
   endOffsetSum,
@@ -56,6 +63,12 @@ const { values: opts } = parseArgs({
     'profile-out': { type: 'string' },
     'broker-pid': { type: 'string' },
     'no-write': { type: 'boolean', default: false },
+    /** Also prints the headline figures as one JSON object, the last line on stdout (process-report.ts summaryJson). */
+    json: { type: 'boolean', default: false },
+    /** Restores of the dedupe changelog, each in a new worker; the median counts. */
+    'restore-runs': { type: 'string', default: '3' },
+    /** One more restore under `node --cpu-prof`, its .cpuprofile kept at this path (its top functions logged). */
+    'restore-profile-out': { type: 'string' },
     'keep-topics': { type: 'boolean', default: false },
     /** Only the router with 1 and 2 instances (process-scale.ts), into its own section. */
     'scale-out': { type: 'boolean', default: false },
@@ -205,14 +218,53 @@ async function main(): Promise<void> {
     );
     log(`tables: ${(tables.window.records / tables.window.seconds).toFixed(0)} events/s`);
 
-    log('restore of the dedupe changelog…');
-    const restoreLoad = load1();
-    const restoreWorker = spawnWorker(env, prefix, { mode: 'restore', partitions });
-    current.worker = restoreWorker;
-    await restoreWorker.started;
-    const restored = await restoreWorker.next('restored');
-    await restoreWorker.stop();
-    current.worker = undefined;
+    const restoreOnce = async (profile?: string) => {
+      const load = load1();
+      const worker = spawnWorker(
+        env,
+        prefix,
+        { mode: 'restore', partitions },
+        profile ? { profileDir: profile } : {},
+      );
+      current.worker = worker;
+      await worker.started;
+      const restored = await worker.next('restored');
+      await worker.stop();
+      current.worker = undefined;
+      log(
+        `restore: ${restored.records} records in ${restored.durationMs} ms = ${(restored.records / (restored.durationMs / 1000)).toFixed(0)}/s, first record after ${(restored.durationMs - restored.firstRecordMs).toFixed(0)} ms, CPU ${restored.cpuSeconds.toFixed(2)} s (load ${load.toFixed(1)})`,
+      );
+      return { ...restored, load1: load };
+    };
+    const restoreRuns: Restored[] = [];
+    const runCount = Math.max(1, Number(opts['restore-runs']));
+    for (let i = 0; i < runCount; i++) {
+      log(`restore of the dedupe changelog (${i + 1} of ${runCount})…`);
+      restoreRuns.push(await restoreOnce());
+    }
+    const restored = medianRestore(restoreRuns);
+    if (opts['restore-profile-out']) {
+      log('restore under the profiler…');
+      const dir = mkdtempSync(join(tmpdir(), 'hookledger-bench-restore-profile-'));
+      try {
+        const run = await restoreOnce(dir);
+        const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+        if (file) {
+          copyFileSync(join(dir, file), opts['restore-profile-out']);
+          const summary = summariseProfile(join(dir, file), run.hrFromUs, run.hrToUs, 25);
+          log(
+            `restore profile (${summary.busyMs.toFixed(0)} ms busy in the restore, windowed ${summary.windowed}), self time:`,
+          );
+          for (const f of summary.functions)
+            log(`  ${f.ms.toFixed(0)} ms ${(100 * f.share).toFixed(1)} % ${f.name} ${f.where}`);
+          log('inclusive:');
+          for (const f of summary.ownInclusive)
+            log(`  ${f.ms.toFixed(0)} ms ${(100 * f.share).toFixed(1)} % ${f.name} ${f.where}`);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
 
     log(`heap per tracked id at ${opts['memory-ids']} ids…`);
     const heap = heapPerTrackedId(Number(opts['memory-ids']));
@@ -261,17 +313,23 @@ async function main(): Promise<void> {
       ...(bareBig ? { bareBig } : {}),
       router,
       tables: { ...tables, endOffsets: tableEnds },
-      restore: { ...restored, load1: restoreLoad },
+      restore: restored,
+      restoreRuns,
       heap,
       ...(profile ? { profile } : {}),
       // Where this run kept its profile is no part of how to reproduce it.
       argv: process.argv
         .slice(2)
-        .filter((a, i, all) => !a.startsWith('--profile-out') && all[i - 1] !== '--profile-out'),
+        .filter(
+          (a, i, all) =>
+            !/^--(restore-)?profile-out/.test(a) && !/^--(restore-)?profile-out$/.test(all[i - 1] ?? ''),
+        ),
     };
     const section = renderReport(report);
     console.log(section);
     if (!opts['no-write']) writeReport(section);
+    // The last line on stdout, for dashboards and CI.
+    if (opts.json) console.log(JSON.stringify(summaryJson(report)));
   } finally {
     killWorker(current.worker);
     rmSync(profileDir, { recursive: true, force: true });

@@ -1,0 +1,127 @@
+// `npm run bench:process -- --json`: the headline figures as one JSON object, and the restore's ratio
+// to the JVM consumer in the Markdown report.
+import { describe, expect, it } from 'vitest';
+import {
+  medianRestore,
+  type Report,
+  type Restored,
+  renderReport,
+  type StageFigures,
+  summaryJson,
+} from '../../../tools/bench/process-report.js';
+import type { Window } from '../../../tools/bench/process-run.js';
+
+const window = (records: number, seconds: number, workerCpu: number): Window => ({
+  records,
+  seconds,
+  transactions: 10,
+  commitSeconds: 0.1,
+  workerCpu,
+  brokerCpu: 1,
+  machineBusy: 2,
+  startupSeconds: 1,
+  totalRecords: records,
+  hrFromUs: 0,
+  hrToUs: 1,
+  load1: 1.5,
+  peakRssMiB: 200,
+});
+const stage = (records: number, seconds: number, workerCpu: number): StageFigures => ({
+  window: window(records, seconds, workerCpu),
+  lifeCpu: workerCpu + 1,
+});
+const restored = (durationMs: number): Restored => ({
+  type: 'restored',
+  records: 200_000,
+  ids: 200_000,
+  durationMs,
+  firstRecordMs: durationMs - 100,
+  cpuSeconds: 1,
+  hrFromUs: 0,
+  hrToUs: 1,
+  load1: 2,
+});
+
+function report(over: Partial<Report> = {}): Report {
+  return {
+    ids: 200_000,
+    retries: 20_000,
+    total: 220_000,
+    partitions: 6,
+    meanValueBytes: 442,
+    brokers: ['127.0.0.1:9092'],
+    registryUrl: 'http://registry',
+    brokerPid: 1,
+    memoryIds: 1_000,
+    perf: {
+      fetchRecordsPerSec: 400_000,
+      recordsPerSec: 300_000,
+      records: 220_000,
+      seconds: 0.55,
+      wallSeconds: 3,
+      toolCpu: 2,
+      brokerCpu: 0.2,
+      machineBusy: 3,
+      output: '',
+      load1: 1,
+    },
+    bare: stage(200_000, 4, 2),
+    router: stage(200_000, 20, 10),
+    tables: { ...stage(100_000, 5, 2), endOffsets: 100_010 },
+    restore: restored(1_000),
+    heap: 44,
+    argv: ['--ids', '200000'],
+    ...over,
+  };
+}
+
+describe('the JSON summary of bench:process', () => {
+  it('holds the figures dashboards read, as numbers', () => {
+    const json = JSON.parse(JSON.stringify(summaryJson(report())));
+    expect(json).toMatchObject({
+      router: { eventsPerSecond: 10_000, cpuMicrosPerEvent: 50 },
+      passThrough: { recordsPerSecond: 50_000, cpuMicrosPerRecord: 10 },
+      tables: { eventsPerSecond: 20_000 },
+      restore: { recordsPerSecond: 200_000, vsJvmConsumer: 0.5 },
+      jvmConsumer: { recordsPerSecond: 400_000 },
+    });
+    for (const [part, field] of [
+      ['router', 'eventsPerSecond'],
+      ['router', 'cpuMicrosPerEvent'],
+      ['passThrough', 'recordsPerSecond'],
+      ['passThrough', 'cpuMicrosPerRecord'],
+      ['tables', 'eventsPerSecond'],
+      ['restore', 'recordsPerSecond'],
+      ['jvmConsumer', 'recordsPerSecond'],
+    ] as const) {
+      expect(typeof json[part][field], `${part}.${field}`).toBe('number');
+    }
+  });
+
+  it('is one line of JSON, and says null for a figure not measured (never NaN)', () => {
+    const text = JSON.stringify(summaryJson(report({ heap: Number.NaN })));
+    expect(text).not.toContain('\n');
+    expect(JSON.parse(text).heapBytesPerId).toBeNull();
+  });
+
+  it('gives every restore of the run and takes the median', () => {
+    const runs = [restored(2_000), restored(1_000), restored(4_000)];
+    const median = medianRestore(runs);
+    expect(median.durationMs).toBe(2_000);
+    const json = summaryJson(report({ restore: median, restoreRuns: runs }));
+    expect(json.restore.recordsPerSecond).toBe(100_000);
+    expect(json.restore.runs).toEqual([100_000, 200_000, 50_000]);
+  });
+});
+
+describe('the Markdown report of bench:process', () => {
+  it("judges the restore against the JVM consumer's rate in the same run", () => {
+    const met = renderReport(report({ restore: restored(800) }));
+    expect(met).toContain(
+      "changelog restore ≥ 0.6× the JVM consumer's read rate in the same run (issue #20): 250000 / 400000 = 0.63×: **met**",
+    );
+    const runs = [restored(2_000), restored(1_000), restored(4_000)];
+    const notMet = renderReport(report({ restore: medianRestore(runs), restoreRuns: runs }));
+    expect(notMet).toContain('= 0.25×: **not met** (median of 3 restores: 100000, 200000, 50000 records/s)');
+  });
+});
