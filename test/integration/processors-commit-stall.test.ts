@@ -7,7 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { type AnswerDelay, startAnswerDelay } from '../helpers/kafka-answer-delay.js';
 import { type DedicatedBroker, startDedicatedBroker, testStack } from '../helpers/stack.js';
-import { expectExactlyOnce, ProcessorsHarness, randomPrefix, waitReady } from './processors-harness.js';
+import {
+  expectExactlyOnce,
+  ProcessorsHarness,
+  randomPrefix,
+  waitReady,
+  within,
+} from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
 
 /**
@@ -17,15 +23,6 @@ import { generateLoad } from './processors-load.js';
 const HOLD_MS = 100_000;
 const STEP_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = 330_000;
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref(),
-    ),
-  ]);
-}
 
 /** Produces the envelopes in small batches at a steady pace until stopped (a transaction always open). */
 function feed(harness: ProcessorsHarness, envelopes: Parameters<ProcessorsHarness['produceRaw']>[0]) {

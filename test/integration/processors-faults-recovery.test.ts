@@ -6,7 +6,13 @@ import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { type DedicatedBroker, startDedicatedBroker, testStack } from '../helpers/stack.js';
-import { expectExactlyOnce, ProcessorsHarness, randomPrefix, waitReady } from './processors-harness.js';
+import {
+  expectExactlyOnce,
+  ProcessorsHarness,
+  randomPrefix,
+  waitReady,
+  within,
+} from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
 
 /** The broker forgets a silent member after this; another instance then gets its partitions. */
@@ -14,15 +20,6 @@ const SESSION_TIMEOUT_MS = '6000';
 /** Well under 2 minutes each, every wait inside bounded far below it. */
 const TEST_TIMEOUT_MS = 110_000;
 const STEP_TIMEOUT_MS = 40_000;
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref(),
-    ),
-  ]);
-}
 
 async function highWatermarks(harness: ProcessorsHarness): Promise<Map<number, number>> {
   const found = await harness.watermarks(harness.names.raw);

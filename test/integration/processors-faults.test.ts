@@ -4,7 +4,13 @@ import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { testStack } from '../helpers/stack.js';
-import { expectExactlyOnce, ProcessorsHarness, randomPrefix, waitReady } from './processors-harness.js';
+import {
+  expectExactlyOnce,
+  ProcessorsHarness,
+  randomPrefix,
+  waitReady,
+  within,
+} from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
 
 /** The broker forgets a SIGKILLed member after this; the survivor or the restart then gets its partitions. */
@@ -14,15 +20,6 @@ const SESSION_TIMEOUT_MS = '6000';
 const FAULT_TEST_TIMEOUT_MS = 240_000;
 /** Each wait inside a fault test fails on its own, naming what it waited for, well within the test's budget. */
 const STEP_TIMEOUT_MS = 60_000;
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref(),
-    ),
-  ]);
-}
 
 async function committedRecords(harness: ProcessorsHarness, groupId: string): Promise<bigint> {
   const committed = await harness.committedOffsets(groupId, harness.names.raw);

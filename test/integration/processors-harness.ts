@@ -294,6 +294,16 @@ export class ProcessorsHarness {
 /** How many of a spawned process's log lines a failed test prints. */
 const RECENT_LOG_LINES = 200;
 
+/** `promise`, or a failure naming `what` once `ms` have passed. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+}
+
 /** Waits for `url` to answer 200. */
 export async function waitReady(url: string, timeoutMs = 90_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -14,7 +14,13 @@ import { RAW_ENVELOPE_SCHEMA } from '../../schemas/raw-envelope.js';
 import { loadSchema } from '../../schemas/schema-files.js';
 import { valueSubject } from '../../schemas/topics.js';
 import { type DedicatedStack, startDedicatedStack } from '../helpers/stack.js';
-import { expectExactlyOnce, ProcessorsHarness, randomPrefix, waitReady } from './processors-harness.js';
+import {
+  expectExactlyOnce,
+  ProcessorsHarness,
+  randomPrefix,
+  waitReady,
+  within,
+} from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
 
 /** Short, so that an outage of seconds outlasts it (the router's open transaction times out meanwhile). */
@@ -25,15 +31,6 @@ const OUTAGE_MS = 25_000;
 const FEED_MS = 10_000;
 const STEP_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = 240_000;
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref(),
-    ),
-  ]);
-}
 
 /** The raw envelope's schema with one optional field more: BACKWARD_TRANSITIVE compatible. */
 function rawEnvelopeWithTraceId(): string {

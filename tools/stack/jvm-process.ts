@@ -124,8 +124,25 @@ export async function logTail(file: string, lines = 15): Promise<string> {
 }
 
 /**
+ * The first lines of a log that say what went wrong (ERROR, FATAL, an exception): a JVM that exits on
+ * its own writes its shutdown after the reason, so the last lines alone often do not show it.
+ */
+export async function logProblems(file: string, lines = 3): Promise<string> {
+  try {
+    const text = await readFile(file, 'utf8');
+    return text
+      .split('\n')
+      .filter((line) => /\b(ERROR|FATAL)\b|Exception\b/.test(line))
+      .slice(0, lines)
+      .join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/**
  * The error for a JVM that did not become ready: stops it first (nothing left behind), then names the
- * log file and quotes its last lines, where the reason is.
+ * log file and quotes what it says went wrong and its last lines.
  */
 export async function notReadyError(
   jvm: RunningJvm,
@@ -134,9 +151,11 @@ export async function notReadyError(
   logFile: string,
 ): Promise<StackError> {
   await jvm.stop();
+  const problems = await logProblems(logFile);
   const tail = await logTail(logFile, 5);
   const happened = outcome === 'exited' ? 'exited while starting' : 'did not answer in time';
-  return new StackError(`${what} ${happened}: see ${logFile}${tail ? `\n${tail}` : ''}`);
+  const quoted = [problems, tail].filter(Boolean).join('\n…\n');
+  return new StackError(`${what} ${happened}: see ${logFile}${quoted ? `\n${quoted}` : ''}`);
 }
 
 export async function launchJvm(spec: JvmSpec): Promise<RunningJvm> {

@@ -208,6 +208,22 @@ describe('a wait that never ends', () => {
   });
 });
 
+/** The forwarding topology's sinks plus a `dlq` one, and a dead-letter hook that tells `seen` each failure. */
+function deadLettersTo(
+  seen: (failure: { reason: string; message: string }) => void,
+): Pick<Topology<number>, 'sinks' | 'deadLetter'> {
+  return {
+    sinks: [...topology.sinks, { name: 'dlq', topic: 'dlq', serialize: (v) => Buffer.from(String(v)) }],
+    deadLetter: {
+      sink: 'dlq',
+      build(record, failure) {
+        seen(failure);
+        return { key: record.key!, value: record.value };
+      },
+    },
+  };
+}
+
 /** Forwards every record; a record of value 99 writes a state value larger than any topic takes. */
 class HugeStateFor99 extends Forwarding {
   #context!: ProcessorContext;
@@ -246,14 +262,7 @@ describe('a record that fails every time', () => {
             poison: () => -1,
           },
         ],
-        sinks: [...topology.sinks, { name: 'dlq', topic: 'dlq', serialize: (v) => Buffer.from(String(v)) }],
-        deadLetter: {
-          sink: 'dlq',
-          build(record, failure) {
-            deadLetters.push(failure.message);
-            return { key: record.key!, value: record.value };
-          },
-        },
+        ...deadLettersTo((failure) => deadLetters.push(failure.message)),
       },
     });
     kafka.consumer.rebalance('assign', [p0]);
@@ -285,14 +294,7 @@ describe('a record that fails every time', () => {
               }),
           },
         ],
-        sinks: [...topology.sinks, { name: 'dlq', topic: 'dlq', serialize: (v) => Buffer.from(String(v)) }],
-        deadLetter: {
-          sink: 'dlq',
-          build(record, failure) {
-            reasons.push(failure.reason);
-            return { key: record.key!, value: record.value };
-          },
-        },
+        ...deadLettersTo((failure) => reasons.push(failure.reason)),
       },
     });
     kafka.consumer.rebalance('assign', [p0]);
