@@ -6,7 +6,13 @@ import { type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
 import { DedupeProcessor } from './dedupe-processor.js';
 import { DEDUPE_STORE, DedupeStore } from './dedupe-store.js';
-import { isUndecodable, type RawInput, undecodableDeadLetter } from './poison.js';
+import {
+  isRegistryAnswer,
+  isUndecodable,
+  type RawInput,
+  UNDECODABLE_REASON,
+  undecodableDeadLetter,
+} from './poison.js';
 import type { RouteContext, RouteDecision, RouteSettings, RouteTopic } from './route.js';
 
 /** Every topic the router writes besides its changelog, by logical name (route.ts's names). */
@@ -89,11 +95,15 @@ export function dedupeTopology({
             schemaIdOf(message.value);
             return { ok: true, envelope: await serde.decode<RawEnvelope>(message.value) };
           } catch (error) {
-            if (!isUndecodable(error)) throw error;
+            // The bytes themselves (framing, Avro) are poison at once. The registry's own answer (a schema
+            // id it does not know) is thrown: a registry that is starting answers so until it has read its
+            // schemas back, and the runtime dead-letters the record only after its attempts (poison below).
+            if (!isUndecodable(error) || isRegistryAnswer(error)) throw error;
             return poisonInput(message, (error as Error).message);
           }
         },
-        poison: poisonInput,
+        // A record whose decode failed every attempt (the registry kept saying it does not know its schema).
+        poison: (message, reason) => poisonInput(message, reason),
       },
     ],
     processor: { name: 'dedupe', create: () => new DedupeProcessor(routeSettings, route) },
@@ -106,19 +116,21 @@ export function dedupeTopology({
     deadLetter: {
       sink: 'webhooks.dlq',
       build(record, failure, context) {
+        const input = record.value;
+        if (!input.ok) {
+          // Not an envelope it could read (given up after its attempts): undecodable, whatever was thrown.
+          context.instrument('processor.dedupe.routed', {
+            route: 'dead-lettered',
+            reason: UNDECODABLE_REASON,
+          });
+          const letter = undecodableDeadLetter(input, record.headers);
+          return { key: input.key ?? `offset:${input.position}`, value: letter };
+        }
         const reason: DlqReason = (DLQ_REASONS as readonly string[]).includes(failure.reason)
           ? (failure.reason as DlqReason)
           : 'processor-error';
         const message = `${reason}: ${failure.message}`;
         context.instrument('processor.dedupe.routed', { route: 'dead-lettered', reason });
-        const input = record.value;
-        if (!input.ok) {
-          const letter = undecodableDeadLetter(input, record.headers);
-          return {
-            key: input.key ?? `offset:${input.position}`,
-            value: { ...letter, reason, message, stage: 'dedupe-router.process' },
-          };
-        }
         const { envelope } = input;
         const store = context.getStore<DedupeStore>(DEDUPE_STORE);
         store.put(

@@ -91,8 +91,12 @@ export class PartitionsLostError extends Error {
  */
 export type RecordErrorClass = 'transient' | 'deterministic';
 
-/** A record failing deterministically is tried this many times, then dead-lettered (docs/design.md). */
+/**
+ * A record failing deterministically is tried this many times, over at least DEAD_LETTER_AFTER_MS from
+ * its first failure, then dead-lettered (docs/design.md).
+ */
 export const RECORD_ATTEMPTS = 5;
+export const DEAD_LETTER_AFTER_MS = 10_000;
 
 /** Node's and undici's codes for a peer out of reach or too slow. */
 const NETWORK_CODES = new Set([

@@ -1,10 +1,10 @@
 // One consumed record through its task: deserialized, processed, its outputs and changelog writes
 // size-checked, serialized and sent in the open transaction; a record that cannot be processed goes to
 // the topology's dead-letter sink. A record whose processing throws is remembered: after
-// RECORD_ATTEMPTS deterministic failures it is dead-lettered instead of tried again.
+// RECORD_ATTEMPTS deterministic failures over DEAD_LETTER_AFTER_MS it is dead-lettered instead of tried again.
 import { errorFields } from '../log-error.js';
 import type { OutRecord } from './eos-producer.js';
-import { classifyRecordError, RECORD_ATTEMPTS } from './errors.js';
+import { classifyRecordError, DEAD_LETTER_AFTER_MS, RECORD_ATTEMPTS } from './errors.js';
 import type { InputRecord } from './processor.js';
 import type { ConsumedMessage } from './stream-clients.js';
 import type { Outgoing, RecordFailure, StreamTask } from './stream-task.js';
@@ -30,6 +30,8 @@ function recordBytes(record: OutRecord): number {
 interface FailingRecord {
   offset: bigint;
   attempts: number;
+  /** When its first failure was. */
+  firstAt: number;
   /** Where it failed: before a value existed (deserialize), or after. */
   stage: 'deserialize' | 'process';
   error: unknown;
@@ -54,6 +56,8 @@ export class RecordProcessing<V> {
     /** Each sink and changelog topic's max.message.bytes. */
     private readonly limits: ReadonlyMap<string, number>,
     private readonly cycle: TransactionCycle<V>,
+    /** A record failing deterministically is dead-lettered no sooner than this after its first failure. */
+    private readonly deadLetterAfterMs = DEAD_LETTER_AFTER_MS,
   ) {
     this.#sources = new Map(topology.sources.map((s) => [s.topic, s]));
     this.#sinks = new Map(topology.sinks.map((s) => [s.name, s]));
@@ -146,17 +150,34 @@ export class RecordProcessing<V> {
 
   /**
    * The cycle failed with `error`: if a record was being processed and the error is deterministic, that
-   * record is charged one attempt. Returns the record's attempts so far (0: not a record's failure).
+   * record is charged one attempt. Returns its attempts so far (0: not a record's failure), and whether
+   * the next cycle dead-letters it.
    */
-  blame(error: unknown): number {
+  blame(error: unknown, now = Date.now()): { attempts: number; givingUp: boolean } {
     const inFlight = this.#inFlight;
     this.#inFlight = undefined;
-    if (inFlight === undefined || classifyRecordError(error) === 'transient') return 0;
+    if (inFlight === undefined || classifyRecordError(error) === 'transient')
+      return { attempts: 0, givingUp: false };
     const task = inFlight.task as StreamTask<V>;
     const earlier = this.#failing.get(task);
-    const attempts = earlier?.offset === inFlight.offset ? earlier.attempts + 1 : 1;
-    this.#failing.set(task, { offset: inFlight.offset, attempts, stage: inFlight.stage, error });
-    return attempts;
+    const same = earlier?.offset === inFlight.offset;
+    const failing: FailingRecord = {
+      offset: inFlight.offset,
+      attempts: same ? earlier!.attempts + 1 : 1,
+      firstAt: same ? earlier!.firstAt : now,
+      stage: inFlight.stage,
+      error,
+    };
+    this.#failing.set(task, failing);
+    return { attempts: failing.attempts, givingUp: this.#outOfAttempts(failing, now) };
+  }
+
+  /**
+   * RECORD_ATTEMPTS attempts, over at least `deadLetterAfterMs` since the first: a registry that is
+   * starting answers "not found" for a schema it has not read back yet, for a moment.
+   */
+  #outOfAttempts(failing: FailingRecord, now = Date.now()): boolean {
+    return failing.attempts >= RECORD_ATTEMPTS && now - failing.firstAt >= this.deadLetterAfterMs;
   }
 
   /** Processes one consumed record of a running task in the open transaction (begun now if none is). */
@@ -165,7 +186,7 @@ export class RecordProcessing<V> {
     // Fetched before a rewind, or before the partition's start was known: already done, or fetched again.
     if (!task.position.isNew(offset)) return;
     const failing = this.#failing.get(task);
-    if (failing !== undefined && failing.offset === offset && failing.attempts >= RECORD_ATTEMPTS) {
+    if (failing !== undefined && failing.offset === offset && this.#outOfAttempts(failing)) {
       await this.#giveUp(task, message, failing);
       return;
     }

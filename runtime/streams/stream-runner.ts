@@ -8,7 +8,7 @@ import type { KafkaSettings } from '../kafka/rdkafka.js';
 import { ERRORS, KafkaError, toKafkaError } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../log-error.js';
-import { classifyError, LoopStalledError, RECORD_ATTEMPTS } from './errors.js';
+import { classifyError, DEAD_LETTER_AFTER_MS, LoopStalledError, RECORD_ATTEMPTS } from './errors.js';
 import { Rebalances } from './rebalances.js';
 import { RecordProcessing } from './record-processing.js';
 import { restoreTasks } from './restore.js';
@@ -61,6 +61,11 @@ export interface StreamAppOptions<V> {
    * Default: the transaction timeout plus 10 s.
    */
   stallTimeoutMs?: number;
+  /**
+   * A record failing deterministically is dead-lettered after RECORD_ATTEMPTS attempts, and no sooner
+   * than this after its first failure (default DEAD_LETTER_AFTER_MS, 10 s; unit tests shorten it).
+   */
+  deadLetterAfterMs?: number;
   /** A failed restore is tried again after this back-off, doubling up to `restoreRetryMaxMs`. */
   restoreRetryInitialMs?: number;
   restoreRetryMaxMs?: number;
@@ -135,6 +140,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     maxBatchRecords = 500,
     maxBytesPerPartition = 1_048_576,
     stallTimeoutMs = transactionTimeoutMs + 10_000,
+    deadLetterAfterMs = DEAD_LETTER_AFTER_MS,
     restoreRetryInitialMs = 500,
     restoreRetryMaxMs = 30_000,
     clients: createClients = librdkafkaClients,
@@ -197,7 +203,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     retryInitialMs: restoreRetryInitialMs,
     retryMaxMs: restoreRetryMaxMs,
   });
-  const processing = new RecordProcessing<V>(topology, limits, cycle);
+  const processing = new RecordProcessing<V>(topology, limits, cycle, deadLetterAfterMs);
   const joinedRebalances = new Rebalances<V>(context, { topology, restorer, cycle });
 
   /**
@@ -338,16 +344,15 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
         await bounded(runOnce);
       } catch (error) {
         if (context.halted()) break;
-        const attempts = processing.blame(error);
+        const { attempts, givingUp } = processing.blame(error);
         if (attempts > 0)
           log.warn(
             { ...errorFields(error), attempts, maxAttempts: RECORD_ATTEMPTS },
-            `a record failed (${activity}); it is dead-lettered after ${RECORD_ATTEMPTS} attempts`,
+            `a record failed (${activity}); it is dead-lettered after ${RECORD_ATTEMPTS} attempts over ${deadLetterAfterMs / 1000} s`,
           );
         activity = 'handling a failure';
         // A record out of attempts is dead-lettered by the next cycle: no reason to wait for it.
-        const backOff = attempts < RECORD_ATTEMPTS;
-        await bounded(() => cycle.onFailure(error, backOff)).catch((e: unknown) =>
+        await bounded(() => cycle.onFailure(error, !givingUp)).catch((e: unknown) =>
           context.stop(e instanceof Error && context.halted() ? e : toKafkaError(e)),
         );
       }

@@ -238,12 +238,13 @@ class HugeStateFor99 extends Forwarding {
 }
 
 describe('a record that fails every time', () => {
-  it(`is dead-lettered after ${RECORD_ATTEMPTS} attempts, and its partition goes on`, async () => {
+  /** Records 1, 2, 3 on in[0], the second failing every time with a bug (a TypeError carrying a string code). */
+  async function secondRecordAlwaysFails(deadLetterAfterMs: number) {
     const kafka = new FakeKafka();
     kafka.produce('in', 0, [1, 2, 3]);
-    let attempts = 0;
-    const deadLetters: string[] = [];
+    const seen = { attempts: 0, deadLetters: [] as string[] };
     const app = await start(kafka, {
+      deadLetterAfterMs,
       topology: {
         ...topology,
         sources: [
@@ -251,27 +252,41 @@ describe('a record that fails every time', () => {
             topic: 'in',
             deserialize: async ({ value }) => {
               const v = Number(value?.toString());
-              if (v === 2) {
-                attempts++;
-                throw Object.assign(new TypeError('Cannot read properties of undefined'), {
-                  code: 'ERR_INVALID_ARG_TYPE',
-                });
-              }
-              return v;
+              if (v !== 2) return v;
+              seen.attempts++;
+              throw Object.assign(new TypeError('Cannot read properties of undefined'), {
+                code: 'ERR_INVALID_ARG_TYPE',
+              });
             },
             poison: () => -1,
           },
         ],
-        ...deadLettersTo((failure) => deadLetters.push(failure.message)),
+        ...deadLettersTo((failure) => seen.deadLetters.push(failure.message)),
       },
     });
     kafka.consumer.rebalance('assign', [p0]);
+    return { kafka, app, seen };
+  }
+
+  it(`is dead-lettered after ${RECORD_ATTEMPTS} attempts, and its partition goes on`, async () => {
+    const { kafka, app, seen } = await secondRecordAlwaysFails(0);
     await until(() => kafka.committed.get('in[0]') === 3, 'the partition past the failing record', 10_000);
-    expect(attempts).toBe(RECORD_ATTEMPTS);
+    expect(seen.attempts).toBe(RECORD_ATTEMPTS);
     expect(kafka.values('out')).toEqual([1, 3]);
     expect(kafka.values('dlq')).toEqual([-1]);
-    expect(deadLetters).toEqual([`failed ${RECORD_ATTEMPTS} times: Cannot read properties of undefined`]);
+    expect(seen.deadLetters).toEqual([
+      `failed ${RECORD_ATTEMPTS} times: Cannot read properties of undefined`,
+    ]);
     expect(app.failure()).toBeUndefined();
+  }, 20_000);
+
+  it('is dead-lettered no sooner than deadLetterAfterMs after its first failure (a registry starting answers "not found" for a moment)', async () => {
+    const started = Date.now();
+    const { kafka, seen } = await secondRecordAlwaysFails(4_000);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition past the failing record', 15_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
+    expect(seen.attempts).toBe(RECORD_ATTEMPTS);
+    expect(kafka.values('dlq')).toEqual([-1]);
   }, 20_000);
 
   it('dead-letters a record whose state would not fit its changelog, instead of failing every commit', async () => {
