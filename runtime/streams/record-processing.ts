@@ -37,19 +37,15 @@ interface FailingRecord {
   error: unknown;
 }
 
-/** The record being processed: what a throw out of `process` is blamed on. */
-interface InFlight {
-  task: StreamTask<unknown>;
-  offset: bigint;
-  stage: FailingRecord['stage'];
-}
-
 export class RecordProcessing<V> {
   readonly #sources: Map<string, SourceNode<V>>;
   readonly #sinks: Map<string, SinkNode>;
   /** Per task, the record that failed deterministically (a partition stops at its first one). */
   readonly #failing = new WeakMap<StreamTask<V>, FailingRecord>();
-  #inFlight: InFlight | undefined;
+  /** The record being processed, what a throw out of `process` is blamed on (fields, not an object per record). */
+  #inFlightTask: StreamTask<V> | undefined;
+  #inFlightOffset = 0n;
+  #inFlightStage: FailingRecord['stage'] = 'deserialize';
 
   constructor(
     private readonly topology: Topology<V>,
@@ -154,18 +150,17 @@ export class RecordProcessing<V> {
    * the next cycle dead-letters it.
    */
   blame(error: unknown, now = Date.now()): { attempts: number; givingUp: boolean } {
-    const inFlight = this.#inFlight;
-    this.#inFlight = undefined;
-    if (inFlight === undefined || classifyRecordError(error) === 'transient')
+    const task = this.#inFlightTask;
+    this.#inFlightTask = undefined;
+    if (task === undefined || classifyRecordError(error) === 'transient')
       return { attempts: 0, givingUp: false };
-    const task = inFlight.task as StreamTask<V>;
     const earlier = this.#failing.get(task);
-    const same = earlier?.offset === inFlight.offset;
+    const same = earlier?.offset === this.#inFlightOffset;
     const failing: FailingRecord = {
-      offset: inFlight.offset,
+      offset: this.#inFlightOffset,
       attempts: same ? earlier!.attempts + 1 : 1,
       firstAt: same ? earlier!.firstAt : now,
-      stage: inFlight.stage,
+      stage: this.#inFlightStage,
       error,
     };
     this.#failing.set(task, failing);
@@ -190,9 +185,11 @@ export class RecordProcessing<V> {
       await this.#giveUp(task, message, failing);
       return;
     }
-    this.#inFlight = { task: task as StreamTask<unknown>, offset, stage: 'deserialize' };
+    this.#inFlightTask = task;
+    this.#inFlightOffset = offset;
+    this.#inFlightStage = 'deserialize';
     const value = await this.#sources.get(task.topic)!.deserialize(sourceMessage(task, message, offset));
-    this.#inFlight.stage = 'process';
+    this.#inFlightStage = 'process';
     const record = inputRecord(task, message, offset, value);
     await this.cycle.begin();
     this.cycle.counted();
@@ -214,7 +211,7 @@ export class RecordProcessing<V> {
         task.keepRecord();
       }
     }
-    this.#inFlight = undefined;
+    this.#inFlightTask = undefined;
     if (failing?.offset === offset) this.#failing.delete(task);
   }
 

@@ -232,6 +232,13 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
 
   /** What the loop is waiting for now (readiness and the stall watchdog name it). */
   let activity = 'starting';
+  /** While processing: the record's task and offset, described only when asked (nothing built per record). */
+  let processingTask: StreamTask<V> | undefined;
+  let processingOffset = 0;
+  const describeActivity = () =>
+    processingTask === undefined
+      ? activity
+      : `processing ${nameOf(processingTask)} offset ${processingOffset}`;
   /** When the current cycle (or its failure handling) started; undefined between cycles. */
   let busySince: number | undefined;
 
@@ -244,6 +251,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     await restorer.advance();
     activity = 'polling';
     const messages: ConsumedMessage[] = await consumer.consume(maxBatchRecords);
+    activity = 'processing';
     let complete = true;
     /** Partitions with records handed over but not processed: the consumer's position is past them. */
     const unprocessed = new Set<StreamTask<V>>();
@@ -258,8 +266,10 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
         unprocessed.add(task);
         continue;
       }
-      activity = `processing ${nameOf(task)} offset ${message.offset}`;
+      processingTask = task;
+      processingOffset = message.offset;
       await processing.process(task, message);
+      processingTask = undefined;
     }
     for (const task of unprocessed) {
       // Running: read again from the first record not processed. Not running yet (fetched just before
@@ -311,7 +321,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       const busyMs = Date.now() - busySince;
       if (busyMs <= stallTimeoutMs) return;
       const error = new LoopStalledError(
-        `the poll loop has been ${activity} for ${Math.round(busyMs / 1000)} s, past its limit of ${Math.round(stallTimeoutMs / 1000)} s`,
+        `the poll loop has been ${describeActivity()} for ${Math.round(busyMs / 1000)} s, past its limit of ${Math.round(stallTimeoutMs / 1000)} s`,
       );
       context.stop(error);
       stalled?.(error);
@@ -348,8 +358,9 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
         if (attempts > 0)
           log.warn(
             { ...errorFields(error), attempts, maxAttempts: RECORD_ATTEMPTS },
-            `a record failed (${activity}); it is dead-lettered after ${RECORD_ATTEMPTS} attempts over ${deadLetterAfterMs / 1000} s`,
+            `a record failed (${describeActivity()}); it is dead-lettered after ${RECORD_ATTEMPTS} attempts over ${deadLetterAfterMs / 1000} s`,
           );
+        processingTask = undefined;
         activity = 'handling a failure';
         // A record out of attempts is dead-lettered by the next cycle: no reason to wait for it.
         await bounded(() => cycle.onFailure(error, !givingUp)).catch((e: unknown) =>
@@ -397,7 +408,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       busySince !== undefined &&
       Date.now() - busySince > Math.min(BUSY_REPORTED_AFTER_MS, stallTimeoutMs / 2)
     )
-      reasons.push(`poll loop ${activity} for ${Math.round((Date.now() - busySince) / 1000)} s`);
+      reasons.push(`poll loop ${describeActivity()} for ${Math.round((Date.now() - busySince) / 1000)} s`);
     const failing = cycle.failing;
     if (failing !== undefined && failing.times >= FAILURES_REPORTED_AFTER)
       reasons.push(`processing failed ${failing.times} times in a row, retrying: ${failing.error}`);

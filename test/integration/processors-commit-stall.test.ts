@@ -9,6 +9,7 @@ import { type AnswerDelay, startAnswerDelay } from '../helpers/kafka-answer-dela
 import { type DedicatedBroker, startDedicatedBroker, testStack } from '../helpers/stack.js';
 import {
   expectExactlyOnce,
+  feed,
   ProcessorsHarness,
   randomPrefix,
   waitReady,
@@ -23,26 +24,6 @@ import { generateLoad } from './processors-load.js';
 const HOLD_MS = 100_000;
 const STEP_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = 330_000;
-
-/** Produces the envelopes in small batches at a steady pace until stopped (a transaction always open). */
-function feed(harness: ProcessorsHarness, envelopes: Parameters<ProcessorsHarness['produceRaw']>[0]) {
-  let stopping = false;
-  const fed = (async () => {
-    let next = 0;
-    while (next < envelopes.length && !stopping) {
-      await harness.produceRaw(envelopes.slice(next, next + 50));
-      next = Math.min(next + 50, envelopes.length);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return next;
-  })();
-  return {
-    stop: () => {
-      stopping = true;
-      return fed;
-    },
-  };
-}
 
 describe('the dedupe-router when its transaction coordinator answers a commit too late', () => {
   const children: ChildProcess[] = [];
@@ -85,7 +66,7 @@ describe('the dedupe-router when its transaction coordinator answers a commit to
       await waitReady(`${router.url}/readyz`, STEP_TIMEOUT_MS);
 
       // Deliveries keep coming: the router commits all the time, and the next commit's answer stalls.
-      const feeder = feed(harness, load.envelopes.slice(quarter));
+      const feeder = feed(harness, load.envelopes.slice(quarter), { batch: 50, pauseMs: 100 });
       const held = await delay.stallNextCommit(HOLD_MS);
       const fed = quarter + (await feeder.stop());
       await harness.produceRaw(load.envelopes.slice(fed));

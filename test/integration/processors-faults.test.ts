@@ -6,6 +6,7 @@ import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { testStack } from '../helpers/stack.js';
 import {
   expectExactlyOnce,
+  feed,
   ProcessorsHarness,
   randomPrefix,
   waitReady,
@@ -32,29 +33,6 @@ async function until(check: () => Promise<boolean>, timeoutMs = 60_000, what = '
     if (Date.now() > end) throw new Error(`${what} not reached within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/**
- * Produces the envelopes in small batches at a steady pace, as live traffic arrives, until stopped: the
- * router then has a transaction open almost all the time. `stop` resolves with how many were produced.
- */
-function feed(harness: ProcessorsHarness, envelopes: Parameters<ProcessorsHarness['produceRaw']>[0]) {
-  let stopping = false;
-  const fed = (async () => {
-    let next = 0;
-    while (next < envelopes.length && !stopping) {
-      await harness.produceRaw(envelopes.slice(next, next + 100));
-      next = Math.min(next + 100, envelopes.length);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return next;
-  })();
-  return {
-    stop: () => {
-      stopping = true;
-      return fed;
-    },
-  };
 }
 
 describe('the dedupe-router under faults', () => {

@@ -294,6 +294,33 @@ export class ProcessorsHarness {
 /** How many of a spawned process's log lines a failed test prints. */
 const RECENT_LOG_LINES = 200;
 
+/**
+ * Produces the envelopes in small batches at a steady pace, as live traffic arrives, until stopped: the
+ * router then has a transaction open almost all the time. `stop` resolves with how many were produced.
+ */
+export function feed(
+  harness: ProcessorsHarness,
+  envelopes: Parameters<ProcessorsHarness['produceRaw']>[0],
+  { batch = 100, pauseMs = 50 }: { batch?: number; pauseMs?: number } = {},
+) {
+  let stopping = false;
+  const fed = (async () => {
+    let next = 0;
+    while (next < envelopes.length && !stopping) {
+      await harness.produceRaw(envelopes.slice(next, next + batch));
+      next = Math.min(next + batch, envelopes.length);
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+    return next;
+  })();
+  return {
+    stop: () => {
+      stopping = true;
+      return fed;
+    },
+  };
+}
+
 /** `promise`, or a failure naming `what` once `ms` have passed. */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([
