@@ -59,6 +59,9 @@ export class RecordProcessing<V> {
     this.#sinks = new Map(topology.sinks.map((s) => [s.name, s]));
   }
 
+  /** A changelog record's key and value may take this much of its topic's limit (made once, not per record). */
+  readonly #changelogLimit = (topic: string): number => this.#limitOf(topic) - RECORD_OVERHEAD_BYTES;
+
   #limitOf(topic: string): number {
     return this.limits.get(topic) ?? DEFAULT_MAX_MESSAGE_BYTES;
   }
@@ -91,14 +94,11 @@ export class RecordProcessing<V> {
 
   /** The record's changelog writes fit their topic (checked now: at commit they would fail every retry). */
   #checkChangelog(task: StreamTask<V>): void {
-    for (const { topic, record } of task.recordChangelog())
-      this.#checkSize(task, {
-        topic,
-        partition: task.partition,
-        key: Buffer.from(record.key, 'utf8'),
-        value: record.value,
-        timestamp: record.timestamp,
-      });
+    const over = task.changelogOverLimit(this.#changelogLimit);
+    if (over !== undefined)
+      throw new OutputTooLargeError(
+        `a record of ${over.bytes + RECORD_OVERHEAD_BYTES} bytes to ${over.topic} exceeds its max.message.bytes ${over.limit + RECORD_OVERHEAD_BYTES} (${task.topic}[${task.partition}])`,
+      );
   }
 
   /** A record that cannot be processed goes to the topology's dead-letter sink (or is skipped and counted). */

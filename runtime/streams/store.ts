@@ -48,8 +48,8 @@ export interface StateStore {
   beginRecord?(): void;
   /** Forgets the writes of the record begun last, keeping the transaction's earlier writes. */
   undoRecord?(): void;
-  /** The changelog records the record begun last wrote (size-checked before they join the transaction). */
-  recordChangelog?(): ChangelogRecord[];
+  /** The bytes of the largest changelog record (key and value) the record begun last wrote; 0: none. */
+  largestRecordChangelog?(): number;
   /** The batch committed: its writes become the store's state. */
   commit(): void;
   /** The batch was aborted: its writes are forgotten. */
@@ -152,13 +152,15 @@ export class ChangelogKeyValueStore<V> implements StateStore {
     this.#undo = [];
   }
 
-  recordChangelog(): ChangelogRecord[] {
-    const out: ChangelogRecord[] = [];
-    for (const key of new Set(this.#undo.map((u) => u.key))) {
+  largestRecordChangelog(): number {
+    let largest = 0;
+    for (const { key } of this.#undo) {
       const record = this.#log.get(key);
-      if (record !== undefined) out.push(record);
+      if (record === undefined) continue;
+      const bytes = Buffer.byteLength(key, 'utf8') + (record.value?.length ?? 0);
+      if (bytes > largest) largest = bytes;
     }
-    return out;
+    return largest;
   }
 
   restore({ key, value, timestamp }: ChangelogRecord): void {

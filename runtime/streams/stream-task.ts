@@ -61,6 +61,7 @@ export class StreamTask<V> {
   #recordEvents: Parameters<Instrument>[] = [];
   #current: InputRecord<V> | undefined;
   #sinks: Map<string, SinkNode>;
+  readonly #changelogs: { store: string; topic: string }[];
   #now: () => number;
   #lastFutureWarningAt = Number.NEGATIVE_INFINITY;
   /** Where the partition reads next, what the open transaction commits, and where an abort goes back to. */
@@ -80,6 +81,10 @@ export class StreamTask<V> {
     this.topic = options.source.topic;
     this.partition = options.partition;
     this.#sinks = new Map(options.topology.sinks.map((s) => [s.name, s]));
+    this.#changelogs = options.topology.stores.map((spec) => ({
+      store: spec.name,
+      topic: spec.changelogTopic(this.topic),
+    }));
     this.#now = options.now ?? Date.now;
     this.log = options.logger.child({ topic: this.topic, partition: this.partition });
     this.machine = new TaskStateMachine(this.topic, this.partition, options.port);
@@ -102,10 +107,7 @@ export class StreamTask<V> {
 
   /** The changelog topic of each store for this task's source topic. */
   changelogs(): { store: string; topic: string }[] {
-    return this.options.topology.stores.map((spec) => ({
-      store: spec.name,
-      topic: spec.changelogTopic(this.topic),
-    }));
+    return this.#changelogs;
   }
 
   /** One changelog record (read_committed, in order). */
@@ -256,13 +258,19 @@ export class StreamTask<V> {
     return this.position.dirty;
   }
 
-  /** The changelog records the current record wrote, by changelog topic (to size-check them). */
-  recordChangelog(): { topic: string; record: ChangelogRecord }[] {
-    const out: { topic: string; record: ChangelogRecord }[] = [];
-    for (const { store, topic } of this.changelogs()) {
-      for (const record of this.#stores.get(store)!.recordChangelog?.() ?? []) out.push({ topic, record });
+  /**
+   * A changelog record the current record wrote that its topic would refuse (`limitOf` gives a topic's
+   * limit, with Kafka's overhead left out), or undefined: the common case allocates nothing.
+   */
+  changelogOverLimit(
+    limitOf: (topic: string) => number,
+  ): { topic: string; bytes: number; limit: number } | undefined {
+    for (const { store, topic } of this.#changelogs) {
+      const bytes = this.#stores.get(store)!.largestRecordChangelog?.() ?? 0;
+      const limit = limitOf(topic);
+      if (bytes > limit) return { topic, bytes, limit };
     }
-    return out;
+    return undefined;
   }
 
   /** The changelog records of the open transaction, one per key, to send before it commits. */
