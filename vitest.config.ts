@@ -21,6 +21,8 @@ const FAULTS = [
   // A cluster with StandardAuthorizer and ACLs of its own; a partition count grown and replayed into.
   'test/integration/acls.test.ts',
   'test/integration/scaling.test.ts',
+  // SIGKILL mid-batch, restarted after the session ran out (npm test keeps the same-instance restart).
+  'test/integration/processors-sigkill-backlog.test.ts',
 ];
 
 /**

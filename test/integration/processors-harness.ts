@@ -389,3 +389,22 @@ export async function expectExactlyOnce(harness: ProcessorsHarness, ids: readonl
   const twice = [...entities].filter(([, n]) => n !== 1);
   expect(twice).toEqual([]);
 }
+
+/** The records a group has committed on a topic, summed over its partitions. */
+export async function committedRecords(harness: ProcessorsHarness, groupId: string): Promise<bigint> {
+  const committed = await harness.committedOffsets(groupId, harness.names.raw);
+  return [...committed.values()].reduce((sum, offset) => sum + (offset < 0n ? 0n : offset), 0n);
+}
+
+/** Polls `check` every 50 ms until it holds; fails naming `what` after `timeoutMs`. */
+export async function until(
+  check: () => Promise<boolean>,
+  timeoutMs = 60_000,
+  what = 'condition',
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
