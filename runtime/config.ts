@@ -205,6 +205,12 @@ const environment = z.object({
   /** Short, so a dead owner's open transaction blocks read_committed readers for seconds only. */
   PROCESSOR_TRANSACTION_TIMEOUT_MS: boundedDuration('10s', 1_000, 900_000).default(10_000),
   /**
+   * Stream threads per `process` (Kafka Streams' num.stream.threads): each a worker_thread with its own
+   * consumer, producer and tasks. 1 by default, as in Kafka Streams: a container's CPU limit is not what
+   * the host's core count says, and a second thread pays only where a second core is free.
+   */
+  PROCESSOR_THREADS: z.coerce.number().int().min(1).max(64).default(1),
+  /**
    * This process instance among the processors of one app: the transactional id and the consumer
    * group's static member id are `<app>-<instance>`. Unique per live instance (two instances with one
    * id fence each other); keep it across restarts, so a restarted instance gets its partitions back
