@@ -15,7 +15,8 @@ const run = (...args: string[]) => runCliInProcess(args);
 const overview = spawned('--help');
 const commands = [...overview.stdout.matchAll(/^ {2}(\w[\w-]*) {2,}/gm)].map((m) => m[1]!);
 
-describe('the hookledger command', () => {
+// In-process too, a command's first run imports its modules: seconds on a busy machine.
+describe('the hookledger command', { timeout: SPAWN_TIMEOUT_MS }, () => {
   it('lists its commands with a summary each', () => {
     expect(overview.status).toBe(0);
     expect(commands).toEqual(
