@@ -78,11 +78,13 @@ export class RecordProcessing<V> {
   async #serialize(task: StreamTask<V>, outputs: readonly Outgoing[]): Promise<OutRecord[]> {
     const out: OutRecord[] = [];
     for (const o of outputs) {
+      const value = o.value === null ? null : o.sink.serialize(o.value);
       const record: OutRecord = {
         topic: o.sink.topic,
         partition: o.partition,
         key: Buffer.from(o.key, 'utf8'),
-        value: o.value === null ? null : await o.sink.serialize(o.value),
+        // Only a promise is awaited (a sink whose schema is not cached yet): the common record waits for nothing.
+        value: value instanceof Promise ? await value : value,
         timestamp: o.timestamp,
         headers: o.headers,
       };
@@ -188,7 +190,9 @@ export class RecordProcessing<V> {
     this.#inFlightTask = task;
     this.#inFlightOffset = offset;
     this.#inFlightStage = 'deserialize';
-    const value = await this.#sources.get(task.topic)!.deserialize(sourceMessage(task, message, offset));
+    const deserialized = this.#sources.get(task.topic)!.deserialize(sourceMessage(task, message, offset));
+    // A value at once (the schema is cached) is not awaited: no microtask per record.
+    const value = deserialized instanceof Promise ? await deserialized : deserialized;
     this.#inFlightStage = 'process';
     const record = inputRecord(task, message, offset, value);
     await this.cycle.begin();
