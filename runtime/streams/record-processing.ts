@@ -195,7 +195,7 @@ export class RecordProcessing<V> {
     const value = deserialized instanceof Promise ? await deserialized : deserialized;
     this.#inFlightStage = 'process';
     const record = inputRecord(task, message, offset, value);
-    await this.cycle.begin();
+    if (!this.cycle.inTransaction) await this.cycle.begin();
     this.cycle.counted();
     const result = task.process(record, offset);
     if ('failure' in result) {
@@ -211,7 +211,11 @@ export class RecordProcessing<V> {
         await this.#deadLetter(task, record, { reason, message: (error as Error).message, error });
       }
       if (serialized !== undefined) {
-        for (const r of serialized) await this.cycle.send(r);
+        for (const r of serialized) {
+          // A producer that took the record at once answers nothing to wait for.
+          const sending = this.cycle.send(r);
+          if (sending !== undefined) await sending;
+        }
         task.keepRecord();
       }
     }

@@ -87,7 +87,10 @@ async function main(): Promise<void> {
         inTransaction = true;
       },
       counted: () => undefined,
-      send: async (_record: OutRecord) => {
+      get inTransaction() {
+        return inTransaction;
+      },
+      send: (_record: OutRecord) => {
         outputs++;
       },
     } as unknown as TransactionCycle<RawInput>;
@@ -139,8 +142,10 @@ async function main(): Promise<void> {
   registry.close();
   const sorted = [...passes].sort((a, b) => a.cpuMicrosPerEvent - b.cpuMicrosPerEvent);
   const median = sorted[Math.floor(sorted.length / 2)]!;
+  // The least CPU of all passes is the figure least disturbed by a busy machine: compare steps by it.
+  const best = sorted[0]!;
   console.log(
-    `router in-process (${messages.length} events, median of ${passes.length} passes): ${median.eventsPerSecond.toFixed(0)} events/s, ${median.cpuMicrosPerEvent.toFixed(2)} CPU µs/event`,
+    `router in-process (${messages.length} events, median of ${passes.length} passes): ${median.eventsPerSecond.toFixed(0)} events/s, ${median.cpuMicrosPerEvent.toFixed(2)} CPU µs/event (best pass ${best.cpuMicrosPerEvent.toFixed(2)})`,
   );
   if (opts.json)
     console.log(
@@ -148,6 +153,7 @@ async function main(): Promise<void> {
         events: messages.length,
         eventsPerSecond: median.eventsPerSecond,
         cpuMicrosPerEvent: median.cpuMicrosPerEvent,
+        bestCpuMicrosPerEvent: best.cpuMicrosPerEvent,
         outputs: median.outputs,
       }),
     );
