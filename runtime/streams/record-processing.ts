@@ -270,12 +270,19 @@ export class RecordProcessing<V> {
   }
 }
 
+/** The key as bytes: the consumer's own Buffer (not a copy per record), or a string key's UTF-8. */
+function keyBytes(message: ConsumedMessage): Buffer | null {
+  const key = message.key;
+  if (key === undefined || key === null) return null;
+  return typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
+}
+
 function sourceMessage<V>(task: StreamTask<V>, message: ConsumedMessage, offset: bigint): SourceMessage {
   return {
     topic: task.topic,
     partition: task.partition,
     offset: String(offset),
-    key: message.key === undefined || message.key === null ? null : Buffer.from(message.key),
+    key: keyBytes(message),
     value: message.value ?? null,
     timestamp: message.timestamp ?? 0,
   };
@@ -292,12 +299,12 @@ function inputRecord<V>(
     for (const [name, v] of Object.entries(header))
       headers[name] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
   }
-  const key = message.key === undefined || message.key === null ? null : Buffer.from(message.key);
+  const key = message.key;
   return {
     topic: task.topic,
     partition: task.partition,
     offset: String(offset),
-    key: key === null ? null : key.toString('utf8'),
+    key: key === undefined || key === null ? null : typeof key === 'string' ? key : key.toString('utf8'),
     value,
     timestamp: message.timestamp ?? 0,
     headers,
