@@ -251,16 +251,22 @@ export function routerOnlyJson(r: Pick<Report, 'argv' | 'total' | 'partitions' |
   const stage = (s: StageFigures) => ({
     rate: num(rate(s.window)),
     cpu: num(perRecord(s.window.workerCpu, s.window.records)),
+    // Where the rest of the window went: the loop waits while a transaction commits.
+    recordsPerTransaction: num(s.window.records / s.window.transactions),
+    committingShare: num(s.window.commitSeconds / s.window.seconds),
+    cpuShare: num(s.window.workerCpu / s.window.seconds),
   });
   const router = stage(r.router);
   const bare = stage(r.bare);
+  const { rate: routerRate, cpu: routerCpu, ...routerRest } = router;
+  const { rate: bareRate, cpu: bareCpu, ...bareRest } = bare;
   return {
     measuredAt: new Date().toISOString(),
     argv: r.argv,
     records: r.total,
     partitions: r.partitions,
-    router: { eventsPerSecond: router.rate, cpuMicrosPerEvent: router.cpu },
-    passThrough: { recordsPerSecond: bare.rate, cpuMicrosPerRecord: bare.cpu },
+    router: { eventsPerSecond: routerRate, cpuMicrosPerEvent: routerCpu, ...routerRest },
+    passThrough: { recordsPerSecond: bareRate, cpuMicrosPerRecord: bareCpu, ...bareRest },
     routerVsPassThrough: num((router.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
     routerCpuVsPassThrough: num((router.cpu ?? Number.NaN) / (bare.cpu ?? Number.NaN)),
     load1: { passThrough: r.bare.window.load1, router: r.router.window.load1 },
