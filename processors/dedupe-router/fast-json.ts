@@ -195,3 +195,42 @@ export function parseJsonFast(source: string): JsonValue | typeof NOT_HANDLED {
     text = '';
   }
 }
+
+/**
+ * lossless-json's stringify() of a parsed value (strings, booleans, null, LosslessNumber, arrays, plain
+ * objects), without its per-call closures and checks for replacers, indentation and number stringifiers;
+ * NOT_HANDLED for anything else in the value (then lossless-json writes it).
+ */
+export function stringifyJsonFast(value: unknown): string | typeof NOT_HANDLED {
+  try {
+    return write(value);
+  } catch {
+    return NOT_HANDLED;
+  }
+}
+
+function write(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null) return 'null';
+  if (value === true) return 'true';
+  if (value === false) return 'false';
+  if (value instanceof LosslessNumber) return value.value;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let n = 0; n < value.length; n++) out += n === 0 ? write(value[n]) : `,${write(value[n])}`;
+    return `${out}]`;
+  }
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    const object = value as Record<string, unknown>;
+    let out = '{';
+    let first = true;
+    for (const key in object) {
+      if (!Object.hasOwn(object, key)) continue;
+      out += `${first ? '' : ','}${JSON.stringify(key)}:${write(object[key])}`;
+      first = false;
+    }
+    return `${out}}`;
+  }
+  // A JavaScript number, undefined, a class instance, an object with toJSON…: lossless-json's rules.
+  throw GIVE_UP;
+}

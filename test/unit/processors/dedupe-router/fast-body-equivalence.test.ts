@@ -1,4 +1,4 @@
-// The fast body parse is the same function as lossless-json's: every fixture and thousands of generated
+// The fast body parse (and the fast write-back of parsed values) is the same function as lossless-json's: every fixture and thousands of generated
 // bodies (whitespace, key order, escapes and unicode, long and exotic numbers, nested data, 2 KB+ bodies,
 // duplicate keys, broken JSON, a BOM, bytes that are not UTF-8) routed once with the fast parse and once
 // with lossless-json alone give byte-identical outputs: topics, keys, Avro values, dead-letter reasons
@@ -8,9 +8,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
 import fc from 'fast-check';
-import { LosslessNumber, parse } from 'lossless-json';
+import { LosslessNumber, parse, stringify } from 'lossless-json';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { NOT_HANDLED, parseJsonFast } from '../../../../processors/dedupe-router/fast-json.js';
+import {
+  NOT_HANDLED,
+  parseJsonFast,
+  stringifyJsonFast,
+} from '../../../../processors/dedupe-router/fast-json.js';
 import { type RouteDecision, type RouteOutput, route } from '../../../../processors/dedupe-router/route.js';
 import type { RawEnvelope } from '../../../../schemas/raw-envelope.js';
 import { envelopeFor, FIXTURES_DIR } from '../fixtures.js';
@@ -32,13 +36,13 @@ const SCHEMA_OF: Record<RouteOutput['topic'], string> = {
 };
 const types = new Map(Object.entries(SCHEMA_OF).map(([topic, name]) => [topic, typeOf(name)]));
 
-/** route() with the body parsed by lossless-json alone: the router before the fast parse. */
+/** route() with the body parsed and written back by lossless-json alone: the router before the fast paths. */
 let routeLossless: typeof route;
 beforeAll(async () => {
   vi.resetModules();
   vi.doMock('../../../../processors/dedupe-router/fast-json.js', () => {
     const notHandled = Symbol('not handled');
-    return { NOT_HANDLED: notHandled, parseJsonFast: () => notHandled };
+    return { NOT_HANDLED: notHandled, parseJsonFast: () => notHandled, stringifyJsonFast: () => notHandled };
   });
   routeLossless = (await import('../../../../processors/dedupe-router/route.js')).route;
   vi.doUnmock('../../../../processors/dedupe-router/fast-json.js');
@@ -91,6 +95,8 @@ function expectSameParse(text: string): 'fast' | 'lossless' {
     return 'lossless';
   }
   if (fast === NOT_HANDLED) return 'lossless';
+  // Written back (an event's `data`) as lossless-json writes it.
+  expect(stringifyJsonFast(expected)).toBe(stringify(expected));
   // Types, prototypes, number texts and key order (an event's `data` is the text written back).
   expect(canonical(fast)).toEqual(canonical(expected));
   return 'fast';
@@ -105,6 +111,29 @@ const anyText = fc.oneof(
   fc.string({ maxLength: 20 }),
   unicodeText,
   fc.string({ unit: 'binary', maxLength: 10 }),
+  // The characters JSON escapes or that are easy to get wrong: quotes, controls, lone surrogates, U+2028.
+  fc
+    .array(
+      fc.constantFrom(
+        'é',
+        '\u2028',
+        '\ud800',
+        '\udc00',
+        '"',
+        '\\',
+        '\n',
+        '\u0000',
+        '\u001f',
+        '/',
+        '€',
+        '😀',
+        'a',
+      ),
+      {
+        maxLength: 8,
+      },
+    )
+    .map((parts) => parts.join('')),
   fc.constantFrom('', '__proto__', 'constructor', '__typename', 'id', '1', '007'),
 );
 
