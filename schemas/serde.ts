@@ -57,6 +57,17 @@ export interface Serde {
   encode(schemaId: number, value: unknown): Promise<Buffer>;
   /** Decodes a Confluent-framed Avro value, fetching (and caching) its writer schema by id. */
   decode<T = unknown>(buffer: Buffer, options?: DecodeOptions): Promise<T>;
+  /**
+   * encode() without waiting, once the schema is cached (it was used before): the same bytes, or
+   * undefined when encode() must be called instead (an unknown id, or a value encode() refuses: its
+   * error, with the invalid paths, is encode()'s to give).
+   */
+  encodeCached(schemaId: number, value: unknown): Buffer | undefined;
+  /**
+   * decode() (writer schema) without waiting, once the writer schema is cached: the same value, or the
+   * same error thrown; undefined when decode() must be called (the schema id is not cached yet).
+   */
+  decodeCached<T = unknown>(buffer: Buffer): T | undefined;
 }
 
 /** Where the registry is and how to authenticate to it (registryAccess(config) builds it). */
@@ -70,6 +81,40 @@ export function schemaIdOf(buffer: Buffer): number {
     throw new Error('not a Confluent-framed value (expected magic byte 0 and a 4-byte schema id)');
   }
   return buffer.readInt32BE(1);
+}
+
+/** What the cached paths need of an avsc Type. */
+interface AvroType {
+  encode(value: unknown, buffer: Buffer, position: number): number;
+  fromBuffer(buffer: Buffer): unknown;
+}
+
+/** The library's schema cache, by registry id (its `cache` field; encode and decode fill it). */
+interface SchemaCache {
+  getSchema(schemaId: number): { type: SchemaType; schema: AvroType } | undefined;
+}
+
+/**
+ * Writes framed Avro values into one reused buffer that already holds room for the wire header, then
+ * copies the value out once (the library writes into avsc's 1 KB buffer, writes a larger value a second
+ * time, then concatenates the header: a second copy). The buffer grows to the largest value seen.
+ */
+class FramedAvroWriter {
+  #buffer = Buffer.allocUnsafe(16 * 1024);
+
+  write(schemaId: number, type: AvroType, value: unknown): Buffer {
+    let end = type.encode(value, this.#buffer, HEADER_BYTES);
+    if (end < 0) {
+      // avsc says how many bytes were missing: grow once, write again.
+      this.#buffer = Buffer.allocUnsafe(2 * (this.#buffer.length - end));
+      end = type.encode(value, this.#buffer, HEADER_BYTES);
+    }
+    this.#buffer[0] = MAGIC_BYTE;
+    this.#buffer.writeInt32BE(schemaId, 1);
+    const framed = Buffer.allocUnsafe(end);
+    this.#buffer.copy(framed, 0, 0, end);
+    return framed;
+  }
 }
 
 /** A middleware of the library's HTTP client (mappersmith), as the library types it. */
@@ -122,6 +167,13 @@ export function createSerde({
   });
   // The library's own HTTP client, so that this request has the same auth, CA and retries as the others.
   const api = (registry as unknown as { api: SchemaRegistryAPIClient }).api;
+  // The library's schema cache (filled by its encode and decode): read synchronously by the cached paths.
+  const cache = (registry as unknown as { cache: SchemaCache }).cache;
+  const writer = new FramedAvroWriter();
+  const cachedAvro = (schemaId: number): AvroType | undefined => {
+    const entry = cache.getSchema(schemaId);
+    return entry?.type === SchemaType.AVRO ? entry.schema : undefined;
+  };
 
   async function setCompatibility(subject: string): Promise<void> {
     try {
@@ -193,6 +245,21 @@ export function createSerde({
     },
     latestSchemaId: (subject) => registry.getLatestSchemaId(subject),
     encode: (schemaId, value) => registry.encode(schemaId, value),
+    encodeCached(schemaId, value) {
+      const type = cachedAvro(schemaId);
+      if (type === undefined) return undefined;
+      try {
+        return writer.write(schemaId, type, value);
+      } catch {
+        return undefined;
+      }
+    },
+    decodeCached<T>(buffer: Buffer): T | undefined {
+      const schemaId = schemaIdOf(buffer);
+      const type = cachedAvro(schemaId);
+      // As the library decodes with the writer schema: the bytes after the header, all of them.
+      return type === undefined ? undefined : (type.fromBuffer(buffer.subarray(HEADER_BYTES)) as T);
+    },
     async decode<T>(buffer: Buffer, options: DecodeOptions = {}): Promise<T> {
       schemaIdOf(buffer);
       if (options.readerSchema === undefined) return registry.decode(buffer) as Promise<T>;

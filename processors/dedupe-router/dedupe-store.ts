@@ -2,7 +2,7 @@
 // hashes and logged to webhooks.dedupe-changelog (key `<source>/<webhook.id>`, 10-byte decision value).
 
 import { isUtf8 } from 'node:buffer';
-import { hashIdBytes, IdSet } from '../../runtime/streams/id-set.js';
+import { digestId, hashIdBytes, IdSet } from '../../runtime/streams/id-set.js';
 import {
   ChangelogKeyValueStore,
   type ChangelogRecord,
@@ -23,15 +23,30 @@ export const DEDUPE_STORE = 'dedupe';
 /** The IdSet as a key-value backing: a decision is its tag, its time the second it was seen. */
 export class IdSetBacking implements KeyValueBacking<DedupeDecision> {
   readonly ids = new IdSet();
+  /**
+   * The ids looked up since the last commit or rollback, with their hash: a first delivery is looked up
+   * when it arrives and set when its transaction commits, and is hashed once for both.
+   */
+  readonly #hashed = new Map<string, Buffer>();
 
   get(key: string): DedupeDecision | undefined {
-    const entry = this.ids.get(key);
+    let hashed = this.#hashed.get(key);
+    if (hashed === undefined) {
+      hashed = digestId(key);
+      this.#hashed.set(key, hashed);
+    }
+    const entry = this.ids.getHashed(hashed);
     if (entry === undefined) return undefined;
     return { kind: decisionOfTag(entry.tag)!, seenAt: entry.seenAt };
   }
 
   set(key: string, value: DedupeDecision): void {
-    this.ids.set(key, value.seenAt, DECISION_TAGS[value.kind]);
+    this.ids.setHashed(this.#hashed.get(key) ?? digestId(key), value.seenAt, DECISION_TAGS[value.kind]);
+  }
+
+  /** The transaction ended: its lookups' hashes go (they are kept for one transaction only). */
+  forgetLookups(): void {
+    this.#hashed.clear();
   }
 
   delete(key: string): void {
@@ -76,6 +91,16 @@ export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
       return;
     }
     super.restore(record);
+  }
+
+  override commit(): void {
+    super.commit();
+    this.ids.forgetLookups();
+  }
+
+  override rollback(): void {
+    super.rollback();
+    this.ids.forgetLookups();
   }
 
   /** Restore skips (forgets) changelog records older than the window at the restored stream time. */

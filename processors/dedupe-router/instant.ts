@@ -35,12 +35,25 @@ export function parseInstant(text: string, zonelessOffsetMinutes?: number): numb
     : z !== undefined
       ? 0
       : (sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
-  const date = new Date(0);
-  // setUTCFullYear keeps years 0–99 as they are (Date.UTC would map them to 19xx).
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, Math.min(second, 59), millis);
-  const ms = date.getTime() - offset;
+  const ms = utcMillis(year, month, day, hour, minute, Math.min(second, 59), millis) - offset;
   return Number.isFinite(ms) ? ms : undefined;
+}
+
+function utcMillis(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  millis: number,
+): number {
+  // Date.UTC maps years 0–99 to 19xx; setUTCFullYear keeps them (and costs a Date object).
+  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, millis);
+  return date.getTime();
 }
 
 function daysInMonth(year: number, month: number): number {

@@ -1,5 +1,6 @@
 // Parses a raw webhook body losslessly: numbers keep their exact text, so money is never rounded.
 import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-json';
+import { NOT_HANDLED, parseJsonFast, stringifyJsonFast } from './fast-json.js';
 
 /** A JSON value as parsed here: every number is a LosslessNumber holding its text as sent. */
 export type JsonValue = string | boolean | null | LosslessNumber | JsonValue[] | JsonObject;
@@ -29,9 +30,10 @@ export function parseBody(body: Uint8Array): ParseBodyResult {
   } catch {
     return { ok: false, reason: 'body-not-json', message: 'the body is not valid UTF-8' };
   }
-  let value: unknown;
+  let value: unknown = parseJsonFast(text);
   try {
-    value = parse(text);
+    // What the fast parse does not take on (errors included) is lossless-json's to parse, or to refuse in its words.
+    if (value === NOT_HANDLED) value = parse(text);
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     return { ok: false, reason: 'body-not-json', message: `the body is not JSON: ${detail}` };
@@ -67,6 +69,8 @@ export function parseJsonText(text: string): JsonValue {
 
 /** Compact JSON text of a parsed value; numbers are written exactly as they were sent. */
 export function toJsonText(value: JsonValue): string {
+  const fast = stringifyJsonFast(value);
+  if (fast !== NOT_HANDLED) return fast;
   // stringify returns undefined only for undefined or functions, which a JsonValue never is.
   return stringify(value) as string;
 }

@@ -62,6 +62,16 @@ function poisonInput(message: SourceMessage, text: string): RawInput {
   };
 }
 
+/**
+ * The bytes themselves (framing, Avro) are poison at once. The registry's own answer (a schema id it
+ * does not know) is thrown: a registry that is starting answers so until it has read its schemas back,
+ * and the runtime dead-letters the record only after its attempts (the source's poison).
+ */
+function undecodable(message: SourceMessage, error: unknown): RawInput {
+  if (!isUndecodable(error) || isRegistryAnswer(error)) throw error;
+  return poisonInput(message, (error as Error).message);
+}
+
 export function dedupeTopology({
   rawTopic,
   changelogTopic,
@@ -73,15 +83,32 @@ export function dedupeTopology({
   routeSettings = {},
   route,
 }: DedupeTopologyOptions): Topology<RawInput> {
+  const uniqueSchemaId = schemaIds.get(topicOf('webhooks.unique'));
+  // The envelope decoded last and its bytes, when they were written with webhooks.unique's schema: the
+  // router forwards that very object to webhooks.unique, whose value is then these bytes, not encoded again.
+  let lastEnvelope: RawEnvelope | undefined;
+  let lastEnvelopeBytes: Buffer | undefined;
+  const remember = (envelope: RawEnvelope, bytes: Buffer): RawEnvelope => {
+    const reusable = schemaIdOf(bytes) === uniqueSchemaId;
+    lastEnvelope = reusable ? envelope : undefined;
+    lastEnvelopeBytes = reusable ? bytes : undefined;
+    return envelope;
+  };
   const sinks: SinkNode[] = ROUTER_OUTPUTS.map((logical) => {
     const topic = topicOf(logical);
     const schemaId = schemaIds.get(topic);
     if (schemaId === undefined) throw new Error(`no registered value schema for ${topic}`);
+    // Synchronous once the schema is cached (the first record of each sink waits for the registry).
+    const encode = (value: unknown) => serde.encodeCached(schemaId, value) ?? serde.encode(schemaId, value);
     return {
       name: logical,
       topic,
       copartitioned: COPARTITIONED.has(logical),
-      serialize: (value: unknown) => serde.encode(schemaId, value),
+      serialize:
+        logical === 'webhooks.unique'
+          ? (value: unknown) =>
+              value === lastEnvelope && lastEnvelopeBytes !== undefined ? lastEnvelopeBytes : encode(value)
+          : encode,
     };
   });
   return {
@@ -89,18 +116,21 @@ export function dedupeTopology({
     sources: [
       {
         topic: rawTopic,
-        async deserialize(message): Promise<RawInput> {
+        deserialize(message): RawInput | Promise<RawInput> {
           if (message.value === null) return poisonInput(message, 'the record has no value');
+          const value = message.value;
           try {
-            schemaIdOf(message.value);
-            return { ok: true, envelope: await serde.decode<RawEnvelope>(message.value) };
+            schemaIdOf(value);
+            // Synchronous once the writer schema is cached; the registry is asked (and waited for) once per id.
+            const envelope = serde.decodeCached<RawEnvelope>(value);
+            if (envelope !== undefined) return { ok: true, envelope: remember(envelope, value) };
           } catch (error) {
-            // The bytes themselves (framing, Avro) are poison at once. The registry's own answer (a schema
-            // id it does not know) is thrown: a registry that is starting answers so until it has read its
-            // schemas back, and the runtime dead-letters the record only after its attempts (poison below).
-            if (!isUndecodable(error) || isRegistryAnswer(error)) throw error;
-            return poisonInput(message, (error as Error).message);
+            return undecodable(message, error);
           }
+          return serde.decode<RawEnvelope>(value).then(
+            (envelope): RawInput => ({ ok: true, envelope: remember(envelope, value) }),
+            (error: unknown) => undecodable(message, error),
+          );
         },
         // A record whose decode failed every attempt (the registry kept saying it does not know its schema).
         poison: (message, reason) => poisonInput(message, reason),

@@ -30,6 +30,12 @@ export interface OutRecord {
   headers?: Readonly<Record<string, string>> | undefined;
 }
 
+function headersOf(record: OutRecord): MessageHeader[] | undefined {
+  return record.headers === undefined
+    ? undefined
+    : Object.entries(record.headers).map(([k, v]) => ({ [k]: v }));
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class EosProducer {
@@ -92,24 +98,44 @@ export class EosProducer {
     return this.#producer;
   }
 
-  /** Sends a record in the open transaction (begun now if none is open). */
-  async send(record: OutRecord): Promise<void> {
+  /**
+   * Sends a record in the open transaction (begun now if none is open). Undefined when librdkafka took it
+   * at once (the common case: a transaction open, room in its queue), so the caller waits for nothing;
+   * else a promise that settles once it did.
+   */
+  send(record: OutRecord): Promise<void> | undefined {
+    if (!this.#open) return this.#sendWaiting(record);
+    const headers = headersOf(record);
+    try {
+      this.#produce(record, headers);
+      return undefined;
+    } catch (error) {
+      const e = toKafkaError(error, `produce to ${record.topic}`);
+      if (e.code !== ERRORS.ERR__QUEUE_FULL) throw e;
+      return this.#sendWaiting(record);
+    }
+  }
+
+  #produce(record: OutRecord, headers: MessageHeader[] | undefined): void {
+    this.#require().produce(
+      record.topic,
+      record.partition ?? null,
+      record.value,
+      record.key,
+      record.timestamp,
+      undefined,
+      headers,
+    );
+  }
+
+  async #sendWaiting(record: OutRecord): Promise<void> {
     await this.#begin();
     const producer = this.#require();
-    const headers: MessageHeader[] | undefined =
-      record.headers === undefined ? undefined : Object.entries(record.headers).map(([k, v]) => ({ [k]: v }));
+    const headers = headersOf(record);
     const started = Date.now();
     for (;;) {
       try {
-        producer.produce(
-          record.topic,
-          record.partition ?? null,
-          record.value,
-          record.key,
-          record.timestamp,
-          undefined,
-          headers,
-        );
+        this.#produce(record, headers);
         return;
       } catch (error) {
         const e = toKafkaError(error, `produce to ${record.topic}`);

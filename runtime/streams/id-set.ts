@@ -31,6 +31,11 @@ export function hashId(id: string): Buffer {
   return hash('sha256', id, 'buffer').subarray(0, 16);
 }
 
+/** The id's whole SHA-256, whose first 16 bytes are hashId(id): what the set hashes with (no subarray to allocate). */
+export function digestId(id: string): Buffer {
+  return hash('sha256', id, 'buffer');
+}
+
 /**
  * The same hash from the id's UTF-8 bytes (a changelog key as read): equal to hashId(bytes.toString())
  * whenever the bytes are valid UTF-8, which the caller checks (invalid bytes decode to U+FFFD).
@@ -69,11 +74,16 @@ export class IdSet {
   }
 
   has(id: string): boolean {
-    return this.#find(hashId(id)) >= 0;
+    return this.#find(digestId(id)) >= 0;
   }
 
   get(id: string): IdEntry | undefined {
-    const slot = this.#find(hashId(id));
+    return this.getHashed(digestId(id));
+  }
+
+  /** get() for an id already hashed (its first 16 bytes are hashId's). */
+  getHashed(key: Buffer): IdEntry | undefined {
+    const slot = this.#find(key);
     if (slot < 0) return undefined;
     return { seenAt: this.#seen[slot]! * 1000, tag: this.#tags[slot]! };
   }
@@ -83,10 +93,13 @@ export class IdSet {
    * `seenAt` is the stream time in epoch ms (kept to the second); `tag` is 1–255.
    */
   set(id: string, seenAt: number, tag: number): void {
-    this.setHashed(hashId(id), seenAt, tag);
+    this.setHashed(digestId(id), seenAt, tag);
   }
 
-  /** set() for an id already hashed (hashId or hashIdBytes): a restore hashes the changelog's key bytes. */
+  /**
+   * set() for an id already hashed (hashId, digestId or hashIdBytes: the first 16 bytes count): a restore
+   * hashes the changelog's key bytes.
+   */
   setHashed(key: Buffer, seenAt: number, tag: number): void {
     if (!Number.isInteger(tag) || tag < 1 || tag > 255) throw new RangeError(`tag must be 1–255, got ${tag}`);
     if (!Number.isFinite(seenAt)) throw new RangeError(`seenAt must be a finite epoch ms, got ${seenAt}`);
@@ -111,7 +124,7 @@ export class IdSet {
   }
 
   delete(id: string): boolean {
-    const slot = this.#find(hashId(id));
+    const slot = this.#find(digestId(id));
     if (slot < 0) return false;
     this.#remove(slot);
     return true;

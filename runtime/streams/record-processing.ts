@@ -78,11 +78,13 @@ export class RecordProcessing<V> {
   async #serialize(task: StreamTask<V>, outputs: readonly Outgoing[]): Promise<OutRecord[]> {
     const out: OutRecord[] = [];
     for (const o of outputs) {
+      const value = o.value === null ? null : o.sink.serialize(o.value);
       const record: OutRecord = {
         topic: o.sink.topic,
         partition: o.partition,
         key: Buffer.from(o.key, 'utf8'),
-        value: o.value === null ? null : await o.sink.serialize(o.value),
+        // Only a promise is awaited (a sink whose schema is not cached yet): the common record waits for nothing.
+        value: value instanceof Promise ? await value : value,
         timestamp: o.timestamp,
         headers: o.headers,
       };
@@ -188,10 +190,12 @@ export class RecordProcessing<V> {
     this.#inFlightTask = task;
     this.#inFlightOffset = offset;
     this.#inFlightStage = 'deserialize';
-    const value = await this.#sources.get(task.topic)!.deserialize(sourceMessage(task, message, offset));
+    const deserialized = this.#sources.get(task.topic)!.deserialize(sourceMessage(task, message, offset));
+    // A value at once (the schema is cached) is not awaited: no microtask per record.
+    const value = deserialized instanceof Promise ? await deserialized : deserialized;
     this.#inFlightStage = 'process';
     const record = inputRecord(task, message, offset, value);
-    await this.cycle.begin();
+    if (!this.cycle.inTransaction) await this.cycle.begin();
     this.cycle.counted();
     const result = task.process(record, offset);
     if ('failure' in result) {
@@ -207,7 +211,11 @@ export class RecordProcessing<V> {
         await this.#deadLetter(task, record, { reason, message: (error as Error).message, error });
       }
       if (serialized !== undefined) {
-        for (const r of serialized) await this.cycle.send(r);
+        for (const r of serialized) {
+          // A producer that took the record at once answers nothing to wait for.
+          const sending = this.cycle.send(r);
+          if (sending !== undefined) await sending;
+        }
         task.keepRecord();
       }
     }
@@ -262,12 +270,19 @@ export class RecordProcessing<V> {
   }
 }
 
+/** The key as bytes: the consumer's own Buffer (not a copy per record), or a string key's UTF-8. */
+function keyBytes(message: ConsumedMessage): Buffer | null {
+  const key = message.key;
+  if (key === undefined || key === null) return null;
+  return typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
+}
+
 function sourceMessage<V>(task: StreamTask<V>, message: ConsumedMessage, offset: bigint): SourceMessage {
   return {
     topic: task.topic,
     partition: task.partition,
     offset: String(offset),
-    key: message.key === undefined || message.key === null ? null : Buffer.from(message.key),
+    key: keyBytes(message),
     value: message.value ?? null,
     timestamp: message.timestamp ?? 0,
   };
@@ -284,12 +299,12 @@ function inputRecord<V>(
     for (const [name, v] of Object.entries(header))
       headers[name] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
   }
-  const key = message.key === undefined || message.key === null ? null : Buffer.from(message.key);
+  const key = message.key;
   return {
     topic: task.topic,
     partition: task.partition,
     offset: String(offset),
-    key: key === null ? null : key.toString('utf8'),
+    key: key === undefined || key === null ? null : typeof key === 'string' ? key : key.toString('utf8'),
     value,
     timestamp: message.timestamp ?? 0,
     headers,

@@ -70,7 +70,8 @@ export interface StreamProducer {
   open(): Promise<void>;
   onError(listener: (error: unknown) => void): void;
   begin(): Promise<void>;
-  send(record: OutRecord): Promise<void>;
+  /** Undefined: the record was taken at once, nothing to wait for (the common case). */
+  send(record: OutRecord): Promise<void> | undefined;
   /** Adds consumed offsets to the transaction, with the consumer's group metadata (KIP-447). */
   sendOffsets(
     offsets: { topic: string; partition: number; offset: number }[],

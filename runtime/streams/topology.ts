@@ -18,9 +18,10 @@ export interface SourceNode<V> {
   /**
    * Turns the bytes into the processor's input. Data it cannot read must come back as a value the
    * processor handles (a poison record goes to the DLQ and never stops its partition); a throw means
-   * the infrastructure failed (the registry is down) and the batch is retried.
+   * the infrastructure failed (the registry is down) and the batch is retried. A value (not a promise)
+   * is used at once: the hot path does not wait a microtask per record.
    */
-  deserialize(message: SourceMessage): Promise<V>;
+  deserialize(message: SourceMessage): V | Promise<V>;
   /**
    * The value to hand the dead-letter hook for a record whose deserialize failed deterministically
    * RECORD_ATTEMPTS times (errors.ts). Without it such a record is skipped, counted and logged.

@@ -111,7 +111,8 @@ export class TransactionCycle<V> {
     this.#records++;
   }
 
-  send(record: OutRecord): Promise<void> {
+  /** Undefined when the producer took the record at once (see StreamProducer.send). */
+  send(record: OutRecord): Promise<void> | undefined {
     return this.#current.send(record);
   }
 

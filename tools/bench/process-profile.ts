@@ -66,13 +66,17 @@ const PHASES: [string, (frames: string[]) => boolean][] = [
   ['restore (restore, read-to-end)', (f) => f.some((x) => RESTORE.test(x))],
   // The registry's encode/decode resume from microtasks: matched before what called them.
   [
-    "decoding raw envelopes (the topology's deserialize: registry decode, avsc fromBuffer)",
+    "decoding raw envelopes (the topology's deserialize: the serde's cached decode or the registry's, avsc fromBuffer)",
     (f) =>
-      f.some((x) => /^(decode .*confluent-schema-registry|fromBuffer |deserialize processors\/)/.test(x)),
+      f.some((x) =>
+        /^(decode .*confluent-schema-registry|decodeCached schemas\/|fromBuffer |deserialize processors\/)/.test(
+          x,
+        ),
+      ),
   ],
   [
-    'Avro encoding of outputs (registry encode, avsc toBuffer)',
-    (f) => f.some((x) => /^(encode .*confluent-schema-registry|toBuffer )/.test(x)),
+    "Avro encoding of outputs (the serde's cached encode or the registry's, avsc)",
+    (f) => f.some((x) => /^(encode .*confluent-schema-registry|encodeCached schemas\/|toBuffer )/.test(x)),
   ],
   [
     'committing: changelog records, sendOffsetsToTransaction, commitTransaction, stores and metrics after it',

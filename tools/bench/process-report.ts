@@ -243,6 +243,37 @@ export function medianRestore(runs: readonly Restored[]): Restored {
 }
 
 /**
+ * `--router-only`: the router beside the pass-through of the same run, nothing after them (the smallest
+ * run that compares hot-path work). Same definitions as summaryJson's.
+ */
+export function routerOnlyJson(r: Pick<Report, 'argv' | 'total' | 'partitions' | 'router' | 'bare'>) {
+  const num = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? null : n);
+  const stage = (s: StageFigures) => ({
+    rate: num(rate(s.window)),
+    cpu: num(perRecord(s.window.workerCpu, s.window.records)),
+    // Where the rest of the window went: the loop waits while a transaction commits.
+    recordsPerTransaction: num(s.window.records / s.window.transactions),
+    committingShare: num(s.window.commitSeconds / s.window.seconds),
+    cpuShare: num(s.window.workerCpu / s.window.seconds),
+  });
+  const router = stage(r.router);
+  const bare = stage(r.bare);
+  const { rate: routerRate, cpu: routerCpu, ...routerRest } = router;
+  const { rate: bareRate, cpu: bareCpu, ...bareRest } = bare;
+  return {
+    measuredAt: new Date().toISOString(),
+    argv: r.argv,
+    records: r.total,
+    partitions: r.partitions,
+    router: { eventsPerSecond: routerRate, cpuMicrosPerEvent: routerCpu, ...routerRest },
+    passThrough: { recordsPerSecond: bareRate, cpuMicrosPerRecord: bareCpu, ...bareRest },
+    routerVsPassThrough: num((router.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
+    routerCpuVsPassThrough: num((router.cpu ?? Number.NaN) / (bare.cpu ?? Number.NaN)),
+    load1: { passThrough: r.bare.window.load1, router: r.router.window.load1 },
+  };
+}
+
+/**
  * The run's headline figures as one JSON object (`npm run bench:process -- --json` prints it as its last
  * stdout line, for dashboards and CI). Rates are per second over each part's steady window, CPU is the
  * part's own process; a figure not measured is null.

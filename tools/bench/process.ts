@@ -28,6 +28,7 @@ import {
   type Report,
   type Restored,
   renderReport,
+  routerOnlyJson,
   summaryJson,
   writeReport,
 } from './process-report.js';
@@ -70,6 +71,11 @@ const { values: opts } = parseArgs({
     /** One more restore under `node --cpu-prof`, its .cpuprofile kept at this path (its top functions logged). */
     'restore-profile-out': { type: 'string' },
     'keep-topics': { type: 'boolean', default: false },
+    /**
+     * Only the pass-through and the router (no JVM consumer, tables, restore, heap or profile), their
+     * figures as one JSON line on stdout; docs/benchmarks.md is not written. For comparing hot-path steps.
+     */
+    'router-only': { type: 'boolean', default: false },
     /** Only the router with 1 and 2 instances (process-scale.ts), into its own section. */
     'scale-out': { type: 'boolean', default: false },
   },
@@ -151,17 +157,6 @@ async function main(): Promise<void> {
     const { records: total, meanValueBytes } = await prefill(env, prefix, ids, retries);
     log(`${total} records in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
 
-    log('kafka-consumer-perf-test…');
-    const perfLoad = load1();
-    const perf = await consumerPerfTest({
-      brokers,
-      ...(bench.jvmClientConfig ? { clientConfig: bench.jvmClientConfig } : {}),
-      topic: names.raw,
-      messages: total,
-      brokerPid,
-    });
-    log(`consumer perf test: ${perf.fetchRecordsPerSec.toFixed(0)} records/s`);
-
     const passThrough = async (
       group: string,
       cadence: { commitMaxRecords: number; commitIntervalMs: number },
@@ -185,6 +180,37 @@ async function main(): Promise<void> {
       );
       return figures;
     };
+    const routerOnly = opts['router-only'] ?? false;
+    if (routerOnly) {
+      const bare = await passThrough('bench-passthrough', {
+        commitMaxRecords: 10_000,
+        commitIntervalMs: 100,
+      });
+      log('dedupe-router…');
+      const router = await measureStage(
+        env,
+        () => spawnWorker(env, prefix, { mode: 'router' }),
+        async () => rawProgress(env, dedupeRouterAppId(prefix), names.raw, total),
+        current,
+      );
+      log(`router: ${(router.window.records / router.window.seconds).toFixed(0)} events/s`);
+      console.log(
+        JSON.stringify(routerOnlyJson({ argv: process.argv.slice(2), total, partitions, router, bare })),
+      );
+      return;
+    }
+
+    log('kafka-consumer-perf-test…');
+    const perfLoad = load1();
+    const perf = await consumerPerfTest({
+      brokers,
+      ...(bench.jvmClientConfig ? { clientConfig: bench.jvmClientConfig } : {}),
+      topic: names.raw,
+      messages: total,
+      brokerPid,
+    });
+    log(`consumer perf test: ${perf.fetchRecordsPerSec.toFixed(0)} records/s`);
+
     log("bare librdkafka exactly-once pass-through (the runtime's 10,000 records / 100 ms a transaction)…");
     const bare = await passThrough('bench-passthrough', { commitMaxRecords: 10_000, commitIntervalMs: 100 });
     const bigTransactions = Number(opts['big-transactions']);

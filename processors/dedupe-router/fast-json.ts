@@ -1,0 +1,236 @@
+// A faster lossless JSON parse for the common body: the same values lossless-json's parse builds
+// (strings sliced whole instead of grown one character at a time), or NOT_HANDLED for anything it does
+// not take on, which then goes through lossless-json unchanged (its errors are the dead letters' words).
+import { LosslessNumber } from 'lossless-json';
+import type { JsonObject, JsonValue } from './parse-body.js';
+
+/** The text is not one this parser takes on: parse it with lossless-json. */
+export const NOT_HANDLED: unique symbol = Symbol('not handled');
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+const isDigit = (code: number) => code >= ZERO && code <= NINE;
+
+/**
+ * Thrown inside, caught at the top: the text needs lossless-json (an error, a duplicate key, a key
+ * `__proto__`). A shared object, so giving up allocates nothing.
+ */
+const GIVE_UP = Object.freeze({ notHandled: true });
+
+// The parse in progress: module state, not closures made per call (a body is parsed synchronously, one
+// at a time).
+let text = '';
+let i = 0;
+let length = 0;
+
+function skipWhitespace(): void {
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) i++;
+    else return;
+  }
+}
+
+function parseString(): string {
+  // At the opening quote.
+  const start = ++i;
+  for (;;) {
+    if (i >= length) throw GIVE_UP;
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i++;
+      return text.slice(start, i - 1);
+    }
+    if (c === BACKSLASH) return parseEscapedString(start - 1);
+    // A control character must be escaped (lossless-json and JSON.parse refuse it).
+    if (c < 0x20) throw GIVE_UP;
+    i++;
+  }
+}
+
+/** A string with escapes: its literal read by JSON.parse, which reads escapes as lossless-json does. */
+function parseEscapedString(quoteAt: number): string {
+  for (;;) {
+    if (i >= length) throw GIVE_UP;
+    const c = text.charCodeAt(i);
+    if (c === BACKSLASH) i += 2;
+    else if (c === QUOTE) break;
+    else i++;
+  }
+  i++;
+  let value: unknown;
+  try {
+    value = JSON.parse(text.slice(quoteAt, i));
+  } catch {
+    throw GIVE_UP;
+  }
+  if (typeof value !== 'string') throw GIVE_UP;
+  return value;
+}
+
+function parseNumber(): LosslessNumber {
+  const start = i;
+  if (text.charCodeAt(i) === MINUS) i++;
+  const first = text.charCodeAt(i);
+  if (first === ZERO) i++;
+  else if (first > ZERO && first <= NINE) {
+    i++;
+    while (isDigit(text.charCodeAt(i))) i++;
+  } else throw GIVE_UP;
+  if (text.charCodeAt(i) === DOT) {
+    i++;
+    if (!isDigit(text.charCodeAt(i))) throw GIVE_UP;
+    while (isDigit(text.charCodeAt(i))) i++;
+  }
+  const e = text.charCodeAt(i);
+  if (e === 0x65 || e === 0x45) {
+    i++;
+    const sign = text.charCodeAt(i);
+    if (sign === MINUS || sign === PLUS) i++;
+    if (!isDigit(text.charCodeAt(i))) throw GIVE_UP;
+    while (isDigit(text.charCodeAt(i))) i++;
+  }
+  return new LosslessNumber(text.slice(start, i));
+}
+
+function parseKeyword<T>(word: string, value: T): T {
+  if (!text.startsWith(word, i)) throw GIVE_UP;
+  i += word.length;
+  return value;
+}
+
+function parseObject(): JsonObject {
+  i++;
+  const object: JsonObject = {};
+  skipWhitespace();
+  if (text.charCodeAt(i) === CLOSE_BRACE) {
+    i++;
+    return object;
+  }
+  for (;;) {
+    if (text.charCodeAt(i) !== QUOTE) throw GIVE_UP;
+    const key = parseString();
+    // lossless-json decides on a key given twice (equal values, or an error) and defines `__proto__`.
+    if (key === '__proto__' || Object.hasOwn(object, key)) throw GIVE_UP;
+    skipWhitespace();
+    if (text.charCodeAt(i) !== COLON) throw GIVE_UP;
+    i++;
+    object[key] = parseValue();
+    const c = text.charCodeAt(i);
+    if (c === COMMA) {
+      i++;
+      skipWhitespace();
+    } else if (c === CLOSE_BRACE) {
+      i++;
+      return object;
+    } else throw GIVE_UP;
+  }
+}
+
+function parseArray(): JsonValue[] {
+  i++;
+  const array: JsonValue[] = [];
+  skipWhitespace();
+  if (text.charCodeAt(i) === CLOSE_BRACKET) {
+    i++;
+    return array;
+  }
+  for (;;) {
+    array.push(parseValue());
+    const c = text.charCodeAt(i);
+    if (c === COMMA) i++;
+    else if (c === CLOSE_BRACKET) {
+      i++;
+      return array;
+    } else throw GIVE_UP;
+  }
+}
+
+/** A value with the whitespace around it. */
+function parseValue(): JsonValue {
+  skipWhitespace();
+  const c = text.charCodeAt(i);
+  let value: JsonValue;
+  if (c === QUOTE) value = parseString();
+  else if (c === OPEN_BRACE) value = parseObject();
+  else if (c === OPEN_BRACKET) value = parseArray();
+  else if (c === MINUS || isDigit(c)) value = parseNumber();
+  else if (c === 0x74) value = parseKeyword('true', true);
+  else if (c === 0x66) value = parseKeyword('false', false);
+  else if (c === 0x6e) value = parseKeyword('null', null);
+  else throw GIVE_UP;
+  skipWhitespace();
+  return value;
+}
+
+/**
+ * Parses JSON text as lossless-json's parse() does (numbers as LosslessNumber with their text), or
+ * answers NOT_HANDLED: for text that is not JSON, a key given twice, a key `__proto__`, and a string
+ * escape that JSON.parse does not read as one string.
+ */
+export function parseJsonFast(source: string): JsonValue | typeof NOT_HANDLED {
+  text = source;
+  i = 0;
+  length = source.length;
+  try {
+    const value = parseValue();
+    return i === length ? value : NOT_HANDLED;
+  } catch {
+    // GIVE_UP, or anything else (nesting deeper than the stack): lossless-json decides.
+    return NOT_HANDLED;
+  } finally {
+    // Not kept alive by this module until the next parse.
+    text = '';
+  }
+}
+
+/**
+ * lossless-json's stringify() of a parsed value (strings, booleans, null, LosslessNumber, arrays, plain
+ * objects), without its per-call closures and checks for replacers, indentation and number stringifiers;
+ * NOT_HANDLED for anything else in the value (then lossless-json writes it).
+ */
+export function stringifyJsonFast(value: unknown): string | typeof NOT_HANDLED {
+  try {
+    return write(value);
+  } catch {
+    return NOT_HANDLED;
+  }
+}
+
+function write(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null) return 'null';
+  if (value === true) return 'true';
+  if (value === false) return 'false';
+  if (value instanceof LosslessNumber) return value.value;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let n = 0; n < value.length; n++) out += n === 0 ? write(value[n]) : `,${write(value[n])}`;
+    return `${out}]`;
+  }
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    const object = value as Record<string, unknown>;
+    let out = '{';
+    let first = true;
+    for (const key in object) {
+      if (!Object.hasOwn(object, key)) continue;
+      out += `${first ? '' : ','}${JSON.stringify(key)}:${write(object[key])}`;
+      first = false;
+    }
+    return `${out}}`;
+  }
+  // A JavaScript number, undefined, a class instance, an object with toJSON…: lossless-json's rules.
+  throw GIVE_UP;
+}

@@ -1,0 +1,162 @@
+// The serde's synchronous paths (schema cached) are the asynchronous ones without the wait: same bytes,
+// same values, same errors; and the router's webhooks.unique value is the raw record's own bytes only
+// where encoding the envelope again would give exactly those bytes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RawInput } from '../../../processors/dedupe-router/poison.js';
+import { route } from '../../../processors/dedupe-router/route.js';
+import { dedupeTopology, ROUTER_OUTPUTS } from '../../../processors/dedupe-router/topology.js';
+import type { SourceMessage } from '../../../runtime/streams/topology.js';
+import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
+import { createSerde, type Serde } from '../../../schemas/serde.js';
+import { valueSubject } from '../../../schemas/topics.js';
+import { type LocalRegistry, localRegistry } from '../../../tools/bench/local-registry.js';
+import { storedDeliveries } from '../processors/fixtures.js';
+
+let registry: LocalRegistry;
+beforeAll(async () => {
+  registry = await localRegistry();
+});
+afterAll(() => registry.close());
+
+const newSerde = (): Serde => createSerde({ registryUrl: registry.url, timeoutMs: 2_000 });
+const idOf = (topic: string) => registry.idOf.get(valueSubject(topic))!;
+
+/** Every value the router writes for the fixtures, with its topic's schema id. */
+function fixtureOutputs(): { label: string; schemaId: number; value: unknown }[] {
+  return storedDeliveries().flatMap(({ delivery, envelope }) =>
+    route(envelope).outputs.map((output) => ({
+      label: `${delivery.name} → ${output.topic}`,
+      schemaId: idOf(output.topic),
+      value: output.value,
+    })),
+  );
+}
+
+function bigEnvelope(bodyBytes: number): RawEnvelope {
+  const envelope = storedDeliveries()[0]!.envelope;
+  return { ...envelope, body: Buffer.alloc(bodyBytes, 0x61) };
+}
+
+describe('encodeCached', () => {
+  it('gives nothing for a schema id not fetched yet (encode asks the registry)', () => {
+    expect(newSerde().encodeCached(idOf('entity.user'), {})).toBeUndefined();
+  });
+
+  it('writes the bytes encode writes, for every value the router writes from every fixture', async () => {
+    const serde = newSerde();
+    const outputs = fixtureOutputs();
+    expect(outputs.length).toBeGreaterThan(20);
+    for (const { label, schemaId, value } of outputs) {
+      const framed = await serde.encode(schemaId, value);
+      expect(serde.encodeCached(schemaId, value), label).toEqual(framed);
+    }
+  });
+
+  it('writes values larger than its reused buffer whole, and smaller ones after them', async () => {
+    const serde = newSerde();
+    const id = idOf('webhooks.raw');
+    await serde.encode(id, bigEnvelope(1));
+    for (const size of [10, 20_000, 70_000, 300, 1_500_000, 5]) {
+      const envelope = bigEnvelope(size);
+      const cached = serde.encodeCached(id, envelope)!;
+      expect(cached.length, `${size}`).toBeGreaterThan(size);
+      // Buffer.equals: a deep comparison of 1.5 MB byte by byte is slow.
+      expect(cached.equals(await serde.encode(id, envelope)), `${size}`).toBe(true);
+    }
+  });
+
+  it('leaves a value the schema refuses to encode, whose error is encode’s to give', async () => {
+    const serde = newSerde();
+    const id = idOf('webhooks.raw');
+    await serde.encode(id, bigEnvelope(1));
+    const invalid = { ...bigEnvelope(1), receivedAt: 'yesterday' };
+    expect(serde.encodeCached(id, invalid)).toBeUndefined();
+    await expect(serde.encode(id, invalid)).rejects.toThrow('invalid "long": "yesterday"');
+  });
+});
+
+describe('decodeCached', () => {
+  it('gives nothing for a writer schema not fetched yet, then the value decode gives', async () => {
+    const serde = newSerde();
+    const id = idOf('webhooks.raw');
+    for (const { envelope } of storedDeliveries()) {
+      const framed = await serde.encode(id, envelope);
+      const fresh = newSerde();
+      expect(fresh.decodeCached(framed)).toBeUndefined();
+      const decoded = await fresh.decode(framed);
+      expect(fresh.decodeCached(framed)).toEqual(decoded);
+      expect(decoded).toEqual(envelope);
+    }
+  });
+
+  it('throws what decode rejects with: bad framing, truncated bytes, trailing bytes', async () => {
+    const serde = newSerde();
+    const framed = await serde.encode(idOf('webhooks.raw'), bigEnvelope(100));
+    await serde.decode(framed);
+    for (const bad of [
+      Buffer.from([1, 0, 0, 0, 1, 2]),
+      framed.subarray(0, framed.length - 10),
+      Buffer.concat([framed, Buffer.from([7])]),
+    ]) {
+      const error = await serde.decode(bad).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect(() => serde.decodeCached(bad)).toThrow(error!.message);
+    }
+  });
+});
+
+describe("the router's webhooks.unique value", () => {
+  const message = (value: Buffer): SourceMessage => ({
+    topic: 'webhooks.raw',
+    partition: 0,
+    offset: '0',
+    key: null,
+    value,
+    timestamp: 0,
+  });
+  const topologyWith = (serde: Serde, uniqueSchemaId: number) =>
+    dedupeTopology({
+      rawTopic: 'webhooks.raw',
+      changelogTopic: 'webhooks.dedupe-changelog',
+      topicOf: (logical) => logical,
+      schemaIds: new Map(
+        ROUTER_OUTPUTS.map((t) => [t, t === 'webhooks.unique' ? uniqueSchemaId : idOf(t)] as const),
+      ),
+      serde,
+      windowMs: 60_000,
+    });
+
+  it('is the raw record’s bytes, equal to the envelope encoded again, when both have one schema id', async () => {
+    const serde = newSerde();
+    const id = idOf('webhooks.raw');
+    expect(idOf('webhooks.unique')).toBe(id);
+    const topology = topologyWith(serde, id);
+    const unique = topology.sinks.find((s) => s.name === 'webhooks.unique')!;
+    for (const { envelope } of storedDeliveries()) {
+      const raw = await serde.encode(id, envelope);
+      const input = (await topology.sources[0]!.deserialize(message(raw))) as RawInput & { ok: true };
+      const written = await unique.serialize(input.envelope);
+      expect(written).toBe(raw);
+      expect(written).toEqual(await serde.encode(id, input.envelope));
+      // Any other object (an envelope not decoded last) is encoded.
+      const copy = { ...input.envelope };
+      expect(await unique.serialize(copy)).not.toBe(raw);
+      expect(await unique.serialize(copy)).toEqual(raw);
+    }
+  });
+
+  it('is encoded with its own schema when webhooks.unique has another schema id than the raw record', async () => {
+    const serde = newSerde();
+    const rawId = idOf('webhooks.raw');
+    // webhooks.dlq's schema stands in for another one: an envelope does not fit it, so encoding (not the
+    // raw bytes passed through) shows as the dead-letter schema's refusal.
+    const topology = topologyWith(serde, idOf('webhooks.dlq'));
+    const unique = topology.sinks.find((s) => s.name === 'webhooks.unique')!;
+    const raw = await serde.encode(rawId, storedDeliveries()[0]!.envelope);
+    const input = (await topology.sources[0]!.deserialize(message(raw))) as RawInput & { ok: true };
+    await expect(Promise.resolve().then(() => unique.serialize(input.envelope))).rejects.toThrow();
+  });
+});
