@@ -1,6 +1,6 @@
 // `hookledger process`: runs the processors (dedupe-router and tables, or one of them) with /healthz,
 // /readyz and /metrics, until SIGTERM or SIGINT.
-import { STAGES, startProcessors } from '../../../processors/main.js';
+import { defaultStages, STAGES, startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { logStartConfig } from '../../../runtime/config-view.js';
 import { createLogger } from '../../../runtime/log.js';
@@ -26,7 +26,8 @@ Logs JSON lines on stdout. A port in use, Kafka or the registry out of reach sto
 line, within seconds, before any stage joins its group.
 
 options:
-  --only <stage>        run one stage: dedupe-router or tables (default: both)
+  --only <stage>        run one stage: dedupe-router, tables or enrich (default: the first two, and
+                        enrich when ENRICH=true: docs/enrich.md)
   -h, --help            this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_DATE_ZONE (the zone
@@ -43,11 +44,11 @@ export const command: Command = {
   help: HELP,
   async run(args) {
     const { values } = parseOptions(args, { only: { type: 'string' } });
-    const names = values.only === undefined ? Object.keys(STAGES) : [values.only];
-    for (const name of names)
-      if (!STAGES[name]) throw new UsageError(`--only: expected dedupe-router or tables, got ${name}`);
+    if (values.only !== undefined && !STAGES[values.only])
+      throw new UsageError(`--only: expected dedupe-router, tables or enrich, got ${values.only}`);
 
     const config = loadConfig(withLocalStack(process.env));
+    const names = values.only === undefined ? defaultStages(config) : [values.only];
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'process' });
     logStartConfig(logger, config, process.env);
     const processors = await startProcessors({ config, logger, stages: names }).catch((error: unknown) => {
