@@ -150,7 +150,7 @@ describe('the enrich stage', () => {
       ENRICH_RETRY_BUDGET: '2s',
       ENRICH_BACKOFF: '50ms',
       ENRICH_BREAKER_FAILURES: '2',
-      ENRICH_BREAKER_COOLDOWN: '500ms',
+      ENRICH_BREAKER_COOLDOWN: '200ms',
     });
     const registry = new Registry();
     const logger = quietLogger();
@@ -216,11 +216,14 @@ describe('the enrich stage', () => {
   });
 
   it('leaves the full fields in the .latest row, and an older delivery cannot roll them back', async () => {
-    // A Full delivery dated a second before the fetch, arriving after it: older, so its postcode loses.
-    const fetchedAt = (await fetched()).find((e) => e.key === 'test/es_3')!.value!.occurredAt;
-    await harness.produceRaw([
-      delivery('es_3', { full: true, dated: fetchedAt - 1_000, postcode: 'OLD 0AA' }),
-    ]);
+    // A Full delivery dated after the Minimal one but before the fetch, arriving after both: the
+    // fetched record is newer (event time = fetch time), so its postcode stays.
+    const events = await harness.read<EnergySwitchEvent>(harness.names.entity('energy-switch'));
+    const of = (origin: string) =>
+      events.find((e) => e.key === 'test/es_3' && e.value?.origin === origin)!.value!;
+    const between = of('delivery').occurredAt + 1_000;
+    expect(between).toBeLessThan(of('fetched').occurredAt);
+    await harness.produceRaw([delivery('es_3', { full: true, dated: between, postcode: 'OLD 0AA' })]);
     await caughtUp();
     await harness.waitCaughtUp(tablesAppId(harness.prefix), [harness.names.entity('energy-switch')], 60_000);
     const rows = await harness.read<{ fields: Record<string, string | null> }>(
@@ -240,7 +243,7 @@ describe('the enrich stage', () => {
     const before = endpoint.requests.length;
     await harness.produceRaw([delivery('es_late_1'), delivery('es_late_2')]);
     await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], 60_000);
-    await new Promise((r) => setTimeout(r, 4_000));
+    await new Promise((r) => setTimeout(r, 3_000));
     const during = await fetched();
     expect(during.some((e) => e.key.startsWith('test/es_late'))).toBe(false);
     // The breaker keeps it to a few probes, not a request per record per retry.
