@@ -38,7 +38,7 @@ export const SIMULATE_OPTIONS = {
   'minimal-rate': { type: 'string' },
   'api-port': { type: 'string', default: String(DEFAULT_API_PORT) },
   'api-failure-rate': { type: 'string', default: '0' },
-  'api-linger': { type: 'string', default: '5s' },
+  'api-linger': { type: 'string', default: '10s' },
 } as const;
 
 /** The platform's GraphQL API played locally (graphql-api.ts), when `--minimal-rate` asks for it. */

@@ -66,7 +66,7 @@ describe("the simulator's GraphQL API", () => {
       ['--source', 'local', '--key', 'k', '--minimal-rate', '0.5', '--api-failure-rate', '0.1'],
       {},
     );
-    expect(parsed.api).toEqual({ port: 8089, failureRate: 0.1, lingerMs: 5_000 });
+    expect(parsed.api).toEqual({ port: 8089, failureRate: 0.1, lingerMs: 10_000 });
     expect(parsed.simulation.generator).toMatchObject({ minimalRate: 0.5 });
     expect(parseSimulateArgs(['--source', 'local', '--key', 'k'], {}).api).toBeUndefined();
     expect(() => parseSimulateArgs(['--source', 'l', '--key', 'k', '--minimal-rate', '2'], {})).toThrow(

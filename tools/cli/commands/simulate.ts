@@ -62,7 +62,7 @@ ${INVALID_LIST}
                            stage is allowed to fetch from)
   --api-failure-rate <0..1> share of API requests answered 429, 500 or never (a third each; default 0)
   --api-linger <duration>  after the last webhook, keep answering until no request came for this long
-                           (default 5s)
+                           (default 10s)
   --json                   print the summary as JSON
   -h, --help               this text`;
 
