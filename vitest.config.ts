@@ -23,6 +23,8 @@ const FAULTS = [
   'test/integration/scaling.test.ts',
   // SIGKILL mid-batch, restarted after the session ran out (npm test keeps the same-instance restart).
   'test/integration/processors-sigkill-backlog.test.ts',
+  // A SIGKILLed enrich child, restarted as the same instance.
+  'test/integration/enrich-faults.test.ts',
 ];
 
 /**

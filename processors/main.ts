@@ -1,4 +1,4 @@
-// Starts the processor stages (dedupe-router, tables, or one of them) in this process, with one
+// Starts the processor stages (dedupe-router, tables, enrich when configured, or one of them) in this process, with one
 // /healthz, /readyz and /metrics server: what `hookledger process` and `hookledger start` run.
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { registerBuildInfo } from '../runtime/build-info.js';
@@ -11,19 +11,26 @@ import type { RunningStage, StageSettings } from '../runtime/streams/stage.js';
 import { registryAccess } from '../schemas/registry-access.js';
 import { assertRegistryReachable } from '../schemas/registry-reachable.js';
 import { startDedupeRouter } from './dedupe-router/main.js';
+import { startEnrich } from './enrich/main.js';
 import { startTables } from './tables/main.js';
 
 export const STAGES: Record<string, (settings: StageSettings) => Promise<RunningStage>> = {
   'dedupe-router': startDedupeRouter,
   tables: startTables,
+  enrich: startEnrich,
 };
+
+/** The stages a process runs unless told which: enrich only when configured (ENRICH=true). */
+export function defaultStages(config: Pick<Config, 'ENRICH'>): string[] {
+  return Object.keys(STAGES).filter((name) => name !== 'enrich' || config.ENRICH);
+}
 
 export type StageName = keyof typeof STAGES;
 
 export interface ProcessorSettings {
   config: Config;
   logger: Logger;
-  /** Which stages to run, in this order (default: all). */
+  /** Which stages to run, in this order (default: defaultStages(config)). */
   stages?: string[];
 }
 
@@ -41,7 +48,7 @@ export interface RunningProcessors {
 export async function startProcessors({
   config,
   logger,
-  stages: names = Object.keys(STAGES),
+  stages: names = defaultStages(config),
 }: ProcessorSettings): Promise<RunningProcessors> {
   await assertReachable(config);
   const registry = new Registry();

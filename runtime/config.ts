@@ -4,6 +4,13 @@ import { z } from 'zod';
 import { formatDuration, parseDurationOrMs } from './duration.js';
 import { resolveSecretFiles, SECRET_VARIABLES } from './secret-files.js';
 
+/**
+ * The contract's Full query (§4.3): every field of §2.2, with the OperationFailure branch. The enrich
+ * stage's default ENRICH_QUERY.
+ */
+export const FULL_ENERGY_SWITCH_QUERY =
+  'query EnergySwitch($id: ID!) { getEnergySwitch(id: $id) { __typename ... on OperationFailure { description(locale: en_GB) } ... on EnergySwitch { id date user { id tenantId } userSwitchReferenceId postcode provider { code name } tariffName projectedSpend { currency amount } savings { currency amount } fuelType fuelsSwitched commission { fuelsWaitingForUpdate fuelsWithSwitchTerminated fuelsWithCommissionExpected fuelsWithCommissionReceived statusDate status } } } }';
+
 /** The platform retries a failed delivery for 72 hours; a shorter window would let retries through. */
 export const PLATFORM_RETRY_WINDOW_MS = 72 * 3_600_000;
 
@@ -220,6 +227,92 @@ const environment = z.object({
     .string()
     .regex(/^[A-Za-z0-9._-]+$/, 'expected letters, digits, ".", "_" or "-"')
     .default(hostname()),
+  /**
+   * The enrich stage (processors/enrich, docs/enrich.md): off unless true. It fetches, for an energy
+   * switch delivery that lacks fields of ENRICH_QUERY, the full record from the delivery's `query.api`
+   * when that URL's origin is in ENRICH_ALLOWED_ENDPOINTS.
+   */
+  ENRICH: flag.default(false),
+  /** Comma-separated triggers to enrich; empty: every EnergySwitch trigger but deletions. */
+  ENRICH_TRIGGERS: z
+    .string()
+    .default('')
+    .transform((text) =>
+      text
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^EnergySwitch[A-Z][A-Za-z]*$/,
+            'expected EnergySwitch triggers such as EnergySwitchUpdated',
+          ),
+      ),
+    ),
+  /** The full query (GraphQL, one `$id` variable); default: the contract's Full query. */
+  ENRICH_QUERY: z
+    .string()
+    .default(FULL_ENERGY_SWITCH_QUERY)
+    .refine((q) => /\$id\b/.test(q), { message: 'expected a GraphQL query with an $id variable' })
+    .refine(balancedBraces, { message: 'expected a GraphQL query with balanced braces' }),
+  /** Origins a delivery's `query.api` may name for a fetch, comma-separated: `https://api.example.com`. */
+  ENRICH_ALLOWED_ENDPOINTS: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      const origins = new Set<string>();
+      for (const item of text
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean)) {
+        const origin = originOf(item);
+        if (origin === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `expected http(s) origins such as https://api.example.com, got ${JSON.stringify(item)}`,
+          });
+          return z.NEVER;
+        }
+        origins.add(origin);
+      }
+      return origins as ReadonlySet<string>;
+    }),
+  /** The credentials sent with each fetch (a secret: ENRICH_CREDENTIALS_FILE reads it from a file). */
+  ENRICH_CREDENTIALS: z.string().optional(),
+  /** The header that carries them, and the scheme before them (`none`: the credentials alone). */
+  ENRICH_AUTH_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'expected a header name such as Authorization')
+    .default('Authorization'),
+  ENRICH_AUTH_SCHEME: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'expected a scheme such as Bearer, or none')
+    .default('Bearer'),
+  /** One request's timeout. */
+  ENRICH_TIMEOUT: boundedDuration('2s', 100, 60_000).default(2_000),
+  /** Requests in flight at most per instance. */
+  ENRICH_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1, 'expected at least 1')
+    .max(256, 'expected at most 256')
+    .default(8),
+  /** Requests per second per endpoint and instance. */
+  ENRICH_RATE_LIMIT: z.coerce.number().positive('expected requests per second, above 0').default(50),
+  /** Attempts after the first, on 429, 5xx, timeouts and refused connections. */
+  ENRICH_RETRIES: z.coerce.number().int().min(0).max(20, 'expected at most 20').default(4),
+  /** First back-off (doubling, full jitter, at most ENRICH_RETRY_BUDGET); Retry-After wins when longer. */
+  ENRICH_BACKOFF: boundedDuration('200ms', 1, 60_000).default(200),
+  /** One fetch's attempts and waits together; past it the batch is retried later (nothing dead-lettered). */
+  ENRICH_RETRY_BUDGET: boundedDuration('4s', 100, 300_000).default(4_000),
+  /** Fetches in a row that ran out of retries before the endpoint's circuit opens (the stage pauses). */
+  ENRICH_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5),
+  /** How long an open circuit waits before a probe (doubling after a failed probe, up to 8×). */
+  ENRICH_BREAKER_COOLDOWN: boundedDuration('10s', 100, 3_600_000).default(10_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -231,7 +324,51 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       path: ['DEDUPE_WINDOW'],
       message: `must be at least WEBHOOK_MAX_AGE (${config.WEBHOOK_MAX_AGE / 3_600_000}h): a replay after the window would otherwise be routed again`,
     });
+  if (config.ENRICH && config.ENRICH_ALLOWED_ENDPOINTS.size === 0)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ENRICH_ALLOWED_ENDPOINTS'],
+      message:
+        'must name at least one origin when ENRICH=true: no fetch goes to an address only a body names',
+    });
+  // A batch holds about two fetches' worth of time and must commit within the transaction timeout.
+  if (2 * config.ENRICH_RETRY_BUDGET >= config.PROCESSOR_TRANSACTION_TIMEOUT_MS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ENRICH_RETRY_BUDGET'],
+      message: `must be under half of PROCESSOR_TRANSACTION_TIMEOUT_MS (${formatDuration(config.PROCESSOR_TRANSACTION_TIMEOUT_MS)})`,
+    });
+  if (config.ENRICH_TIMEOUT > config.ENRICH_RETRY_BUDGET)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ENRICH_TIMEOUT'],
+      message: `must be at most ENRICH_RETRY_BUDGET (${formatDuration(config.ENRICH_RETRY_BUDGET)})`,
+    });
 });
+
+/** `{` and `}` balanced, never closing before opening (string literals aside: a query rarely has any). */
+function balancedBraces(query: string): boolean {
+  let depth = 0;
+  for (const c of query) {
+    if (c === '{') depth++;
+    else if (c === '}' && --depth < 0) return false;
+  }
+  return depth === 0;
+}
+
+/** `scheme://host[:port]` of an http(s) URL without credentials or path; undefined for anything else. */
+function originOf(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  if (url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '')
+    return undefined;
+  return url.origin;
+}
 
 export type Config = z.infer<typeof environment>;
 
@@ -311,4 +448,8 @@ export const DURATION_VARIABLES: readonly string[] = [
   'INGEST_KEEP_ALIVE_TIMEOUT_MS',
   'WEBHOOK_MAX_AGE',
   'WEBHOOK_MAX_AHEAD',
+  'ENRICH_TIMEOUT',
+  'ENRICH_BACKOFF',
+  'ENRICH_RETRY_BUDGET',
+  'ENRICH_BREAKER_COOLDOWN',
 ];

@@ -37,6 +37,7 @@ export const VARIABLE_PREFIXES = [
   'DEDUPE_',
   'QUARANTINE_',
   'WEBHOOK_',
+  'ENRICH',
 ] as const;
 
 /** What Kubernetes sets for a Service in the namespace (a Service named `kafka`: KAFKA_PORT, …). */

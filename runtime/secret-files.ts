@@ -12,6 +12,7 @@ export const SECRET_VARIABLES = [
   'SCHEMA_REGISTRY_USERNAME',
   'SCHEMA_REGISTRY_PASSWORD',
   'SCHEMA_REGISTRY_BEARER_TOKEN',
+  'ENRICH_CREDENTIALS',
 ] as const;
 
 export type ReadText = (path: string) => string;

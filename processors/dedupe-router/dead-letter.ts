@@ -51,6 +51,10 @@ export const DLQ_REASONS = [
   'processor-error',
   /** An output would exceed its topic's max.message.bytes. */
   'output-too-large',
+  /** enrich: the endpoint answered the fetch with a status that is no GraphQL answer (400, 404, …). */
+  'fetch-refused',
+  /** enrich: the endpoint answered about another record than the one asked for. */
+  'answer-mismatch',
 ] as const;
 
 export type DlqReason = (typeof DLQ_REASONS)[number];
@@ -65,6 +69,8 @@ export const DLQ_STAGES = [
   'dedupe-router.route',
   /** The stream kit gave the record up (processor-error, output-too-large). */
   'dedupe-router.process',
+  /** The enrich stage's fetch of the full record (processors/enrich): its answer, not the delivery. */
+  'enrich.fetch',
 ] as const;
 
 export type DlqStage = (typeof DLQ_STAGES)[number];

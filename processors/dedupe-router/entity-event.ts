@@ -22,6 +22,8 @@ export interface Delivery {
   readonly occurredAt: number;
   /** query.variables, when the body has them. */
   readonly variables: JsonObject | null;
+  /** query.api, when the body has it: where the enrich stage may fetch the full record. */
+  readonly queryApi?: string | null;
 }
 
 /** The value of `entity.user`, `entity.account`, `entity.document`, `entity.todo`, `entity.other`. */
@@ -75,7 +77,14 @@ export interface EnergySwitchEvent extends EntityEvent {
   fuelType: string | null;
   fuelsSwitched: number | null;
   commission: Commission | null;
+  /** query.api of the delivery, null when it had none. */
+  queryApi: string | null;
+  /** `delivery`, or `fetched` for the enrich stage's answer (processors/enrich). */
+  origin: EventOrigin;
 }
+
+/** Where an energy-switch event came from: a webhook, or the enrich stage's fetch of the full record. */
+export type EventOrigin = 'delivery' | 'fetched';
 
 /** The value of `entity.energy-switch-commission`: one per delivery that carries `commission`. */
 export interface EnergySwitchCommissionEvent extends Commission {
@@ -153,6 +162,8 @@ export function buildEntityEvent(
 export function buildEnergySwitchEvent(
   event: EntityEvent,
   record: EnergySwitchRecord | null,
+  queryApi: string | null = null,
+  origin: EventOrigin = 'delivery',
 ): EnergySwitchEvent {
   const r = record ?? ({} as Partial<EnergySwitchRecord>);
   // Field by field, not `...event`: the spread of a 13-field object showed in the router's profile.
@@ -181,6 +192,8 @@ export function buildEnergySwitchEvent(
     fuelType: r.fuelType ?? null,
     fuelsSwitched: integer(r.fuelsSwitched),
     commission: r.commission ? commission(r.commission) : null,
+    queryApi,
+    origin,
   };
 }
 

@@ -245,13 +245,15 @@ function readDelivery(
   }
 
   let variables: JsonObject | null = null;
+  let queryApi: string | null = null;
   if (body.query !== undefined && body.query !== null) {
     const query = querySchema.safeParse(body.query);
     if (!query.success) return new Reject('query-invalid', `query: ${describeIssues(query.error)}`);
     const raw = (body.query as JsonObject).variables;
     variables = isJsonObject(raw) ? raw : null;
+    queryApi = query.data.api ?? null;
   }
-  return { envelope, trigger, occurredAt, variables };
+  return { envelope, trigger, occurredAt, variables, queryApi };
 }
 
 /** Whether `webhook.date` is within the replay bounds of the time ingest received the delivery. */
@@ -329,7 +331,11 @@ function entityOutputs(
   const event = buildEntityEvent(delivery, entityId, root, isRecord);
   if (trigger.topic !== 'entity.energy-switch') return [{ topic: trigger.topic, key, value: event }];
   const outputs: RouteOutput[] = [
-    { topic: 'entity.energy-switch', key, value: buildEnergySwitchEvent(event, energySwitch) },
+    {
+      topic: 'entity.energy-switch',
+      key,
+      value: buildEnergySwitchEvent(event, energySwitch, delivery.queryApi ?? null),
+    },
   ];
   const commission = energySwitch && root ? buildCommissionEvent(event, energySwitch, root) : undefined;
   if (commission) outputs.push({ topic: 'entity.energy-switch-commission', key, value: commission });

@@ -177,6 +177,21 @@ export class RecordProcessing<V> {
     return failing.attempts >= RECORD_ATTEMPTS && now - failing.firstAt >= this.deadLetterAfterMs;
   }
 
+  /** Hands each source that reads ahead the batch's records it will be asked to deserialize. */
+  readAhead(batch: readonly { task: StreamTask<V>; message: ConsumedMessage }[]): void {
+    const bySource = new Map<SourceNode<V>, SourceMessage[]>();
+    for (const { task, message } of batch) {
+      const offset = BigInt(message.offset);
+      if (!task.position.isNew(offset)) continue;
+      const source = this.#sources.get(task.topic)!;
+      if (source.readAhead === undefined) continue;
+      const list = bySource.get(source) ?? [];
+      if (list.length === 0) bySource.set(source, list);
+      list.push(sourceMessage(task, message, offset));
+    }
+    for (const [source, messages] of bySource) source.readAhead!(messages);
+  }
+
   /** Processes one consumed record of a running task in the open transaction (begun now if none is). */
   async process(task: StreamTask<V>, message: ConsumedMessage): Promise<void> {
     const offset = BigInt(message.offset);

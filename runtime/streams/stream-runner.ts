@@ -204,6 +204,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     retryMaxMs: restoreRetryMaxMs,
   });
   const processing = new RecordProcessing<V>(topology, limits, cycle, deadLetterAfterMs);
+  const readsAhead = topology.sources.some((s) => s.readAhead !== undefined);
   const joinedRebalances = new Rebalances<V>(context, { topology, restorer, cycle });
 
   /**
@@ -257,6 +258,14 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     const unprocessed = new Set<StreamTask<V>>();
     for (const message of messages)
       tasks.get(keyOf(message.topic, message.partition))?.position.handedOver(BigInt(message.offset));
+    if (readsAhead && !joinedRebalances.pending) {
+      const batch: { task: StreamTask<V>; message: ConsumedMessage }[] = [];
+      for (const message of messages) {
+        const task = tasks.get(keyOf(message.topic, message.partition));
+        if (task?.machine.running) batch.push({ task, message });
+      }
+      processing.readAhead(batch);
+    }
     for (const message of messages) {
       const task = tasks.get(keyOf(message.topic, message.partition));
       // A rebalance stops the batch (a lost partition must abort before anything else).

@@ -23,6 +23,12 @@ export interface SourceNode<V> {
    */
   deserialize(message: SourceMessage): V | Promise<V>;
   /**
+   * Told each batch's new records of running partitions before the first is deserialized, so a source
+   * whose reading waits on something slow (the enrich stage's fetches) can start them all at once.
+   * `deserialize` is still called for each, in order; what it returns decides.
+   */
+  readAhead?(messages: readonly SourceMessage[]): void;
+  /**
    * The value to hand the dead-letter hook for a record whose deserialize failed deterministically
    * RECORD_ATTEMPTS times (errors.ts). Without it such a record is skipped, counted and logged.
    */

@@ -9,6 +9,8 @@ import { buildOpsApp } from '../../ingest/ops-app.js';
 import { parseSources } from '../../ingest/sources.js';
 import { DEDUPE_ROUTER } from '../../processors/dedupe-router/main.js';
 import { dedupeMetricEvents } from '../../processors/dedupe-router/metrics.js';
+import { ENRICH } from '../../processors/enrich/main.js';
+import { enrichMetricEvents } from '../../processors/enrich/metrics.js';
 import { TABLES } from '../../processors/tables/main.js';
 import { tablesMetricEvents } from '../../processors/tables/metrics.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
@@ -69,6 +71,7 @@ async function processorsExposition(): Promise<{ text: string; registry: Registr
   collectDefaultMetrics({ register: registry, prefix: 'hookledger_process_' });
   createStreamMetrics({ app: DEDUPE_ROUTER, registry, events: dedupeMetricEvents(registry) });
   createStreamMetrics({ app: TABLES, registry, events: tablesMetricEvents(registry) });
+  createStreamMetrics({ app: ENRICH, registry, events: enrichMetricEvents(registry) });
   return { text: await registry.metrics(), registry };
 }
 

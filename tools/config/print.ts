@@ -67,8 +67,11 @@ export function printableConfig(
   return printed;
 }
 
+/** Comments line up at most this far in: one long value (a GraphQL query) does not push every other one out. */
+const MAX_ALIGN = 72;
+
 /** `NAME=value` lines, a shell-style comment saying where each came from. */
 export function printText(printed: readonly PrintedVariable[]): string {
-  const width = Math.max(...printed.map((p) => p.name.length + p.value.length + 1));
+  const width = Math.min(MAX_ALIGN, Math.max(...printed.map((p) => p.name.length + p.value.length + 1)));
   return printed.map((p) => `${`${p.name}=${p.value}`.padEnd(width)}  # ${p.from}`).join('\n');
 }

@@ -104,6 +104,13 @@ export interface GeneratorOptions {
   otherRate?: number;
   /** Mean time between two triggers, ms. */
   meanGapMs?: number;
+  /**
+   * Share of energy-switch deliveries sent with the Minimal query, the rest with the Full one (the
+   * platform's odds of the three variants when unset).
+   */
+  minimalRate?: number;
+  /** Told each switch's record as the platform has it after every trigger (the simulator's /graphql answers from it). */
+  onSwitch?: (id: string, fullRecord: Json) => void;
 }
 
 export interface DeliveryGenerator {
@@ -165,6 +172,8 @@ export function createDeliveryGenerator({
   otherTriggers = DEFAULT_OTHER_TRIGGERS,
   otherRate = 0.02,
   meanGapMs = 1_500,
+  minimalRate,
+  onSwitch,
 }: GeneratorOptions): DeliveryGenerator {
   const random = createRandom(seed);
   const ids = random.fork('ids');
@@ -209,7 +218,13 @@ export function createDeliveryGenerator({
     failed: boolean,
     forced?: EnergySwitchVariant,
   ) {
-    const variant = forced ?? weighted(random, VARIANT_ODDS[trigger]);
+    const variant =
+      forced ??
+      (minimalRate === undefined
+        ? weighted(random, VARIANT_ODDS[trigger])
+        : random.chance(minimalRate)
+          ? 'minimal'
+          : 'full');
     if (failed) return { variant, entityId: unknownId('EnergySwitch'), record: undefined };
     let state: EnergySwitchState;
     if (trigger === 'EnergySwitchAdded') {
@@ -226,6 +241,7 @@ export function createDeliveryGenerator({
       state = updateEnergySwitch(values, switches.get(id)!, clock - values.int(1, 90) * 1000);
     }
     switches.set(state.id, state);
+    onSwitch?.(state.id, energySwitchRecord(state, 'full'));
     lastSwitch = state.id;
     return { variant, entityId: state.id, record: energySwitchRecord(state, variant) };
   }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseDuration } from '../../runtime/duration.js';
 import { parseOptions, UsageError } from '../cli/command.js';
 import { DEFAULT_OTHER_TRIGGERS } from './deliveries.js';
+import { DEFAULT_API_PORT } from './graphql-api.js';
 import { DEFAULT_RETRY_POLICY } from './retry-schedule.js';
 import type { SimulationOptions } from './simulation.js';
 
@@ -34,12 +35,25 @@ export const SIMULATE_OPTIONS = {
   concurrency: { type: 'string', default: String(DEFAULT_CONCURRENCY) },
   json: { type: 'boolean', default: false },
   'ids-file': { type: 'string' },
+  'minimal-rate': { type: 'string' },
+  'api-port': { type: 'string', default: String(DEFAULT_API_PORT) },
+  'api-failure-rate': { type: 'string', default: '0' },
+  'api-linger': { type: 'string', default: '10s' },
 } as const;
+
+/** The platform's GraphQL API played locally (graphql-api.ts), when `--minimal-rate` asks for it. */
+export interface SimulatedApiOptions {
+  port: number;
+  failureRate: number;
+  /** After the last webhook, it keeps answering until no request came for this long. */
+  lingerMs: number;
+}
 
 export interface SimulateCommandOptions {
   simulation: SimulationOptions;
   json: boolean;
   idsFile?: string;
+  api?: SimulatedApiOptions;
 }
 
 function duration(flag: string, text: string): number {
@@ -53,6 +67,13 @@ function share(flag: string, text: string): number {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1)
     throw new UsageError(`${flag}: expected a number from 0 to 1, got "${text}"`);
+  return value;
+}
+
+function port(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0 || value > 65_535)
+    throw new UsageError(`${flag}: expected a port number, got "${text}"`);
   return value;
 }
 
@@ -160,6 +181,16 @@ export function parseSimulateArgs(
       `--invalid-rate and --failure-rate: together at most 1, got ${invalidRate} + ${failureRate}`,
     );
   const key = signingKey(values, env);
+  const minimalRate =
+    values['minimal-rate'] === undefined ? undefined : share('--minimal-rate', values['minimal-rate']);
+  const api: SimulatedApiOptions | undefined =
+    minimalRate === undefined
+      ? undefined
+      : {
+          port: port('--api-port', values['api-port']),
+          failureRate: share('--api-failure-rate', values['api-failure-rate']),
+          lingerMs: duration('--api-linger', values['api-linger']),
+        };
   return {
     simulation: {
       url,
@@ -180,9 +211,14 @@ export function parseSimulateArgs(
       invalidRate,
       failureRate,
       concurrency: positiveInteger('--concurrency', values.concurrency),
-      generator: { otherTriggers: triggerList(values['other-triggers']), meanGapMs },
+      generator: {
+        otherTriggers: triggerList(values['other-triggers']),
+        meanGapMs,
+        ...(minimalRate === undefined ? {} : { minimalRate }),
+      },
     },
     json: values.json,
+    ...(api === undefined ? {} : { api }),
     ...(values['ids-file'] === undefined ? {} : { idsFile: values['ids-file'] }),
   };
 }

@@ -35,7 +35,7 @@ export interface SimulationOptions {
   failureRate: number;
   /** Requests open at once. */
   concurrency: number;
-  generator?: Pick<GeneratorOptions, 'otherTriggers' | 'api' | 'meanGapMs'>;
+  generator?: Pick<GeneratorOptions, 'otherTriggers' | 'api' | 'meanGapMs' | 'minimalRate' | 'onSwitch'>;
 }
 
 export interface SimulationStats {

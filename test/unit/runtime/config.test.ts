@@ -142,6 +142,10 @@ describe('one duration syntax for every duration variable', () => {
     'INGEST_KEEP_ALIVE_TIMEOUT_MS',
     'WEBHOOK_MAX_AGE',
     'WEBHOOK_MAX_AHEAD',
+    'ENRICH_TIMEOUT',
+    'ENRICH_BACKOFF',
+    'ENRICH_RETRY_BUDGET',
+    'ENRICH_BREAKER_COOLDOWN',
   ] as const;
 
   it('is exactly the list config print formats as durations', () => {

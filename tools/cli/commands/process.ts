@@ -1,6 +1,6 @@
 // `hookledger process`: runs the processors (dedupe-router and tables, or one of them) with /healthz,
 // /readyz and /metrics, until SIGTERM or SIGINT.
-import { STAGES, startProcessors } from '../../../processors/main.js';
+import { defaultStages, STAGES, startProcessors } from '../../../processors/main.js';
 import { StreamThreadStartError, startStreamThreads } from '../../../processors/stream-threads.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { logStartConfig } from '../../../runtime/config-view.js';
@@ -26,7 +26,8 @@ Logs JSON lines on stdout. A port in use, Kafka or the registry out of reach sto
 line, within seconds, before any stage joins its group.
 
 options:
-  --only <stage>        run one stage: dedupe-router or tables (default: both)
+  --only <stage>        run one stage: dedupe-router, tables or enrich (default: the first two, and
+                        enrich when ENRICH=true: docs/enrich.md)
   --threads <n>         stream threads in this process (PROCESSOR_THREADS, default 1), each with its own
                         consumer, producer and tasks, instance ids <HOOKLEDGER_INSTANCE_ID>-<n>
   -h, --help            this text
@@ -45,17 +46,17 @@ export const command: Command = {
   help: HELP,
   async run(args) {
     const { values } = parseOptions(args, { only: { type: 'string' }, threads: { type: 'string' } });
-    const names = values.only === undefined ? Object.keys(STAGES) : [values.only];
-    for (const name of names)
-      if (!STAGES[name]) throw new UsageError(`--only: expected dedupe-router or tables, got ${name}`);
-
+    if (values.only !== undefined && !STAGES[values.only])
+      throw new UsageError(`--only: expected dedupe-router, tables or enrich, got ${values.only}`);
     if (values.threads !== undefined && !/^[1-9]\d*$/.test(values.threads))
       throw new UsageError(`--threads: expected a whole number of threads from 1, got ${values.threads}`);
+
     const env = withLocalStack({
       ...process.env,
       ...(values.threads === undefined ? {} : { PROCESSOR_THREADS: values.threads }),
     });
     const config = loadConfig(env);
+    const names = values.only === undefined ? defaultStages(config) : [values.only];
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'process' });
     logStartConfig(logger, config, process.env);
     const startFailure = (error: unknown) => {

@@ -1,6 +1,7 @@
 // `hookledger simulate`: behaves like the platform's webhook sender against an ingest (or any URL).
 import { writeFile } from 'node:fs/promises';
 import { formatDuration } from '../../../runtime/duration.js';
+import { type GraphqlApi, serveGraphqlApi } from '../../simulate/graphql-api.js';
 import { INVALID_KINDS, INVALID_REASONS } from '../../simulate/invalid.js';
 import { parseSimulateArgs } from '../../simulate/options.js';
 import { progressLine, summaryJson, summaryLine } from '../../simulate/report.js';
@@ -54,6 +55,14 @@ ${INVALID_LIST}
   --seed <text>            repeat a run's webhooks (ids, entities, values); printed at the start
   --start <date-time>      webhook.date of the first webhook (default now); with --seed, same bytes
   --ids-file <path>        write the acknowledged webhook ids there, one per line
+  --minimal-rate <0..1>    send that share of energy-switch deliveries with the Minimal query (the rest
+                           Full), name this simulator's own GraphQL API in their query.api, and serve it:
+                           POST /graphql answers the Full query for every switch sent (docs/enrich.md)
+  --api-port <port>        where that API listens on 127.0.0.1 (default 8089: what \`start\`'s enrich
+                           stage is allowed to fetch from)
+  --api-failure-rate <0..1> share of API requests answered 429, 500 or never (a third each; default 0)
+  --api-linger <duration>  after the last webhook, keep answering until no request came for this long
+                           (default 10s)
   --json                   print the summary as JSON
   -h, --help               this text`;
 
@@ -69,7 +78,24 @@ export interface SimulateIo {
 
 /** Runs the command with its input and output injected (tests run it in-process). */
 export async function runSimulate(args: string[], io: SimulateIo): Promise<number> {
-  const { simulation: options, json, idsFile } = parseSimulateArgs(args, io.env);
+  const { simulation: parsed, json, idsFile, api: apiOptions } = parseSimulateArgs(args, io.env);
+  const api =
+    apiOptions === undefined
+      ? undefined
+      : await serveGraphqlApi({
+          port: apiOptions.port,
+          failureRate: apiOptions.failureRate,
+          seed: parsed.seed,
+        }).catch((error: unknown) => {
+          throw new CommandFailed(
+            `--api-port: cannot listen on 127.0.0.1:${apiOptions.port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+          );
+        });
+  const options =
+    api === undefined
+      ? parsed
+      : { ...parsed, generator: { ...parsed.generator, api: api.url, onSwitch: api.record } };
+  if (api !== undefined) io.stderr.write(`serving the platform's GraphQL API at ${api.url}\n`);
   const controller = new AbortController();
   const stop = () => controller.abort();
   io.signal?.addEventListener('abort', stop, { once: true });
@@ -94,7 +120,10 @@ export async function runSimulate(args: string[], io: SimulateIo): Promise<numbe
   let result: Awaited<ReturnType<typeof simulation.run>>;
   try {
     result = await simulation.run();
+    if (api !== undefined && apiOptions !== undefined)
+      await lingerWhileAsked(api, apiOptions.lingerMs, controller.signal);
   } finally {
+    await api?.close();
     clearInterval(timer);
     if (ownSignal) process.off('SIGINT', onSigint);
     io.signal?.removeEventListener('abort', stop);
@@ -111,6 +140,15 @@ export async function runSimulate(args: string[], io: SimulateIo): Promise<numbe
     );
   }
   return result.interrupted > 0 || controller.signal.aborted ? 130 : 0;
+}
+
+/** Keeps the API up while it is asked (the enrich stage catching up), until quiet for `lingerMs`. */
+async function lingerWhileAsked(api: GraphqlApi, lingerMs: number, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    const quietFor = Date.now() - api.lastRequestAt();
+    if (quietFor >= lingerMs) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(250, lingerMs - quietFor)));
+  }
 }
 
 export const command: Command = {

@@ -14,6 +14,7 @@ import { assertBrokersReachable } from '../../../runtime/kafka/reachable.js';
 import { assertPortFree, checkAll, type ListenTarget } from '../../../runtime/startup-error.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { assertRegistryReachable } from '../../../schemas/registry-reachable.js';
+import { DEFAULT_API_PORT } from '../../simulate/graphql-api.js';
 import { defaultStateDir, runningStack, type Stack, startStack } from '../../stack/index.js';
 import { type Command, CommandFailed, clusterFailure, exitIfStillRunning, parseOptions } from '../command.js';
 import { bannerLines, type DevelopmentKey } from '../start/banner.js';
@@ -29,7 +30,8 @@ const HELP = [
   '',
   'Runs hookledger for local use: a Kafka broker and schema registry (unless KAFKA_BROKERS and',
   'SCHEMA_REGISTRY_URL are set, or `hookledger stack up` already runs one), the topics and schemas,',
-  'both processor stages (dedupe-router, tables) and ingest.',
+  'the processor stages (dedupe-router, tables, and enrich allowed to fetch from the GraphQL API that',
+  '`simulate --minimal-rate` serves on 127.0.0.1:8089, unless ENRICH is set) and ingest.',
   '',
   'Once all runs it prints a short block (the webhook URL, the key, a `simulate` command that sends',
   'signed deliveries, where the logs are), then one status line: received, stored, routed, duplicates,',
@@ -144,6 +146,11 @@ export const command: Command = {
       ...(values.port ? { INGEST_PORT: values.port } : {}),
       ...(values.partitions ? { TOPIC_PARTITIONS: values.partitions } : {}),
       ...(ownSources ? { HOOKLEDGER_SOURCES_FILE: developmentSourcesFile(stateDir) } : {}),
+      // The enrich stage, allowed to fetch from the simulator's own GraphQL API only (`simulate
+      // --minimal-rate`); unless ENRICH says otherwise.
+      ...(process.env.ENRICH === undefined
+        ? { ENRICH: 'true', ENRICH_ALLOWED_ENDPOINTS: `http://127.0.0.1:${DEFAULT_API_PORT}` }
+        : {}),
     };
     const early = loadConfig(beforeTheStack(baseEnv));
     const sources = loadSources(baseEnv);

@@ -42,7 +42,7 @@ export function bannerLines(input: BannerInput): string[] {
   const url = (name: string) => `${ingestBase}/webhooks/${name}`;
   const others = sources.length > 1 ? `   (sources: ${sources.map((s) => s.name).join(', ')})` : '';
   const lines = [
-    `hookledger is running: ingest, ${input.stages.join(' and ')} on ${input.topics} topics`,
+    `hookledger is running: ingest, ${listed(input.stages)} on ${input.topics} topics`,
     `  stack     ${input.stack}`,
     `  webhooks  POST ${first ? url(first.name) : `${ingestBase}/webhooks/<source>`}${others}`,
   ];
@@ -62,4 +62,9 @@ export function bannerLines(input: BannerInput): string[] {
     'Ctrl-C stops everything this command started.',
   );
   return lines;
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }

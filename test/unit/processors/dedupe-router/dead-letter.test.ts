@@ -58,7 +58,8 @@ describe("docs/topics.md's table of DLQ reasons", () => {
     );
     const rows = [...section.matchAll(/^\| `([a-z-]+)` \| ([a-z]+) \|/gm)].map(([, reason, stage]) => ({
       reason,
-      stage: `dedupe-router.${stage}`,
+      // `fetch` is the enrich stage's; the others are the router's.
+      stage: stage === 'fetch' ? 'enrich.fetch' : `dedupe-router.${stage}`,
     }));
     expect(rows.map((row) => row.reason)).toEqual([...DLQ_REASONS]);
     for (const { stage } of rows) expect(DLQ_STAGES).toContain(stage);

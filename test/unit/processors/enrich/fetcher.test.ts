@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import {
+  EndpointUnavailableError,
+  Fetcher,
+  type FetchSettings,
+} from '../../../../processors/enrich/fetcher.js';
+
+const API = 'https://api.platform.example/v1/graphql';
+const settings: FetchSettings = {
+  timeoutMs: 1_000,
+  retries: 3,
+  budgetMs: 4_000,
+  backOff: { initialMs: 100, maxMs: 1_000 },
+  ratePerSecond: 100,
+  concurrency: 4,
+  breaker: { failures: 2, cooldownMs: 5_000 },
+  header: { name: 'Authorization', value: 'Bearer s3cret' },
+};
+
+/** A fake endpoint answering from a script, on a fake clock that sleeps instantly. */
+function harness(script: (call: number) => Response | Error, overrides: Partial<FetchSettings> = {}) {
+  const clock = { now: 0 };
+  const calls: { at: number; init: RequestInit }[] = [];
+  const fetcher = new Fetcher(
+    { ...settings, ...overrides },
+    {
+      now: () => clock.now,
+      sleep: async (ms) => {
+        clock.now += ms;
+      },
+      random: () => 1,
+      fetch: async (_url, init) => {
+        calls.push({ at: clock.now, init: init! });
+        const outcome = script(calls.length);
+        if (outcome instanceof Error) throw outcome;
+        return outcome;
+      },
+    },
+  );
+  return { fetcher, clock, calls };
+}
+
+const ok = () => new Response('{"data":{}}', { status: 200 });
+
+describe('Fetcher', () => {
+  it('POSTs the query with variables {id} and the credentials header', async () => {
+    const { fetcher, calls } = harness(ok);
+    const answer = await fetcher.fetch(API, 'query Q($id: ID!) { x }', 'es_1');
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(String(calls[0]!.init.body))).toEqual({
+      query: 'query Q($id: ID!) { x }',
+      variables: { id: 'es_1' },
+    });
+    expect((calls[0]!.init.headers as Record<string, string>).Authorization).toBe('Bearer s3cret');
+  });
+
+  it('retries 5xx with growing back-off, then answers', async () => {
+    const { fetcher, calls } = harness((n) => (n < 3 ? new Response('', { status: 502 }) : ok()));
+    await fetcher.fetch(API, 'q', '1');
+    expect(calls.map((c) => c.at)).toEqual([0, 100, 300]);
+  });
+
+  it("honours a 429's Retry-After for every request to that endpoint, and a 429 never opens the breaker", async () => {
+    const { fetcher, calls } = harness((n) =>
+      n === 1 ? new Response('', { status: 429, headers: { 'retry-after': '2' } }) : ok(),
+    );
+    await fetcher.fetch(API, 'q', '1');
+    expect(calls.map((c) => c.at)).toEqual([0, 2_000]);
+    expect(fetcher.breakerStates()[new URL(API).origin]).toBe('closed');
+  });
+
+  it('gives up within its budget as a transient error (status 503), and opens the breaker after enough of them', async () => {
+    const { fetcher, calls } = harness(() =>
+      Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }),
+    );
+    const first = await fetcher.fetch(API, 'q', '1').catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(EndpointUnavailableError);
+    expect((first as EndpointUnavailableError).status).toBe(503);
+    expect((first as Error).message).toMatch(/no answer \(ECONNREFUSED\) after 4 attempts/);
+    await fetcher.fetch(API, 'q', '2').catch(() => undefined);
+    expect(fetcher.breakerStates()[new URL(API).origin]).toBe('open');
+    // Open: refused at once, no request sent.
+    const sent = calls.length;
+    await expect(fetcher.fetch(API, 'q', '3')).rejects.toThrow(
+      /unavailable \(no answer \(ECONNREFUSED\)\); next probe in 5 s/,
+    );
+    expect(calls.length).toBe(sent);
+  });
+
+  it('after the cool-down one probe decides: an answer closes the breaker', async () => {
+    let down = true;
+    const { fetcher, clock, calls } = harness(() => (down ? new Response('', { status: 503 }) : ok()), {
+      retries: 0,
+    });
+    await fetcher.fetch(API, 'q', '1').catch(() => undefined);
+    await fetcher.fetch(API, 'q', '2').catch(() => undefined);
+    clock.now += 5_000;
+    down = false;
+    const before = calls.length;
+    await fetcher.fetch(API, 'q', '3');
+    expect(calls.length).toBe(before + 1);
+    expect(fetcher.breakerStates()[new URL(API).origin]).toBe('closed');
+  });
+
+  it('treats refused credentials as the endpoint being unavailable, not as an answer to dead-letter', async () => {
+    const { fetcher } = harness(() => new Response('', { status: 401, statusText: 'Unauthorized' }), {
+      retries: 0,
+    });
+    await expect(fetcher.fetch(API, 'q', '1')).rejects.toThrow(/401 Unauthorized/);
+  });
+
+  it('hands a 4xx that is no weather back as an answer', async () => {
+    const { fetcher } = harness(() => new Response('{"errors":[{"message":"bad"}]}', { status: 400 }));
+    expect((await fetcher.fetch(API, 'q', '1')).status).toBe(400);
+  });
+
+  it('a rate-limit wait past the budget fails the fetch as throttled (429), sending nothing', async () => {
+    const { fetcher, calls } = harness(ok, { ratePerSecond: 0.1, budgetMs: 1_000 });
+    await fetcher.fetch(API, 'q', '1');
+    const second = await fetcher.fetch(API, 'q', '2').catch((e: unknown) => e);
+    expect((second as EndpointUnavailableError).status).toBe(429);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('keeps at most `concurrency` requests in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const fetcher = new Fetcher(
+      { ...settings, concurrency: 3, ratePerSecond: 1_000 },
+      {
+        fetch: async () => {
+          most = Math.max(most, ++inFlight);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          inFlight--;
+          return ok();
+        },
+      },
+    );
+    await Promise.all(Array.from({ length: 10 }, (_, i) => fetcher.fetch(API, 'q', String(i))));
+    expect(most).toBe(3);
+  });
+});
