@@ -205,6 +205,13 @@ const environment = z.object({
   /** Short, so a dead owner's open transaction blocks read_committed readers for seconds only. */
   PROCESSOR_TRANSACTION_TIMEOUT_MS: boundedDuration('10s', 1_000, 900_000).default(10_000),
   /**
+   * Where the processors keep their state: `memory` (rebuilt from the changelogs at every start) or
+   * `lmdb` (on disk under PROCESSOR_STATE_DIR, checkpointed: a restart restores only the changelog's tail).
+   */
+  PROCESSOR_STATE_STORE: z.enum(['memory', 'lmdb']).default('memory'),
+  /** The root of the state directories (one per partition) when PROCESSOR_STATE_STORE=lmdb. */
+  PROCESSOR_STATE_DIR: z.string().min(1).optional(),
+  /**
    * This process instance among the processors of one app: the transactional id and the consumer
    * group's static member id are `<app>-<instance>`. Unique per live instance (two instances with one
    * id fence each other); keep it across restarts, so a restarted instance gets its partitions back
@@ -224,6 +231,12 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       code: 'custom',
       path: ['DEDUPE_WINDOW'],
       message: `must be at least WEBHOOK_MAX_AGE (${config.WEBHOOK_MAX_AGE / 3_600_000}h): a replay after the window would otherwise be routed again`,
+    });
+  if (config.PROCESSOR_STATE_STORE === 'lmdb' && config.PROCESSOR_STATE_DIR === undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROCESSOR_STATE_DIR'],
+      message: 'is required with PROCESSOR_STATE_STORE=lmdb: the directory the state stores live in',
     });
 });
 

@@ -6,9 +6,12 @@ import {
   type DedupeDecision,
   encodeDedupeDecision,
 } from '../../../../processors/dedupe-router/dedupe-decision.js';
-import { DedupeStore } from '../../../../processors/dedupe-router/dedupe-store.js';
+import { DedupeStore, IdSetBacking } from '../../../../processors/dedupe-router/dedupe-store.js';
 import { hashId, hashIdBytes } from '../../../../runtime/streams/id-set.js';
 import { type ChangelogRecord, RestoredRecord } from '../../../../runtime/streams/store.js';
+import { useTempStateDirs } from '../../../helpers/temp-state-dir.js';
+
+const dirs = useTempStateDirs();
 
 const WEEK = 7 * 86_400_000;
 const KINDS = ['routed', 'failure', 'dead-lettered'] as const;
@@ -93,11 +96,14 @@ const entriesOf = (store: DedupeStore) =>
   [...store.ids.ids.entries()].map((e) => `${e.hash.toString('hex')} ${e.seenAt} ${e.tag}`).sort();
 
 describe("the dedupe store's restore from the changelog's bytes", () => {
-  it('gives the same id set and decisions as decoding every record', () => {
-    for (const seed of [1, 2, 3, 42, 2026]) {
+  it.each([
+    ['in memory', [1, 2, 3, 42, 2026], () => new DedupeStore(WEEK)],
+    ['on disk (LMDB)', [1, 2026], () => new DedupeStore(WEEK, IdSetBacking.of(dirs.open()))],
+  ])('gives the same id set and decisions as decoding every record (%s)', (_kind, seeds, create) => {
+    for (const seed of seeds) {
       const log = changelog(seed, 5_000);
       const slow = new DedupeStore(WEEK);
-      const fast = new DedupeStore(WEEK);
+      const fast = create();
       for (const e of log) slow.restore(decoded(e));
       for (const e of log) fast.restore(new RestoredRecord(e.keyBytes, e.value, e.timestamp));
       expect(fast.size).toBe(slow.size);
