@@ -15,6 +15,8 @@ const FAULTS = [
   'test/integration/stack-registry.test.ts',
   // Three starts in a row over the same state (the README tour already runs start cold and again).
   'test/integration/start-again.test.ts',
+  // A SIGKILL mid-transaction with the state on disk, and a restart as the same instance.
+  'test/integration/processors-state-on-disk-kill.test.ts',
 ];
 
 /** Integration tests share one real Kafka broker and schema registry, started once per run. */

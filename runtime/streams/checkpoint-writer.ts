@@ -1,8 +1,11 @@
-// Checkpoints of the tasks whose state is on disk, taken after a commit every few seconds: each of a
-// task's changelog partitions' end as the brokers answer it then. The state on disk holds everything
-// below that end (the commit's writes reached the disk before the question was asked, and no changelog
-// record of the next transaction is sent before the answer is in: commit() waits for it), so a restart
-// restores only what the changelog got after it.
+// Checkpoints of the tasks whose state is on disk, taken after a commit once a second at most: each of
+// a task's changelog partitions' last stable offset as the brokers answer it then (the consumer reads
+// read_committed, so it is told the LSO: no further than the first record of a transaction still
+// undecided, at most the high watermark). The state on disk holds everything below it (the commit's
+// writes reached the disk before the question was asked, and no changelog record of the next
+// transaction is sent before the answer is in: commit() waits for it), so a restart restores only what
+// the changelog got after it. The LSO may lag the commit just made (its markers are written after the
+// coordinator answers): the next checkpoint covers it; a checkpoint behind the state costs only a replay.
 import type { Logger } from '../log.js';
 import type { StreamConsumer } from './stream-clients.js';
 import type { StreamTask } from './stream-task.js';
@@ -19,7 +22,7 @@ export class CheckpointWriter<V> {
   constructor(
     private readonly consumer: Pick<StreamConsumer, 'queryHighWatermark'>,
     private readonly log: Logger,
-    private readonly intervalMs = 5_000,
+    private readonly intervalMs = 1_000,
   ) {}
 
   /** A commit went through for these tasks: a checkpoint starts if the last one is old enough. */

@@ -148,7 +148,13 @@ export class StreamTask<V> {
     );
     if (start.kind === 'tail') return start.from;
     if (start.reason !== undefined) this.#wipe(start.reason);
-    else dir.wipe(); // no checkpoint: whatever an unfinished restore wrote goes
+    else {
+      this.log.info(
+        { stateDir: dir.path },
+        'no state on disk yet (a new or deleted directory): restoring in full',
+      );
+      dir.wipe(); // whatever an unfinished restore of this process wrote goes
+    }
     this.streamTime = 0;
     this.#committedStreamTime = 0;
     return undefined;
