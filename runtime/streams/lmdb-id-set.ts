@@ -93,7 +93,9 @@ export class LmdbIdSet implements IdStore {
 
   flush(): void {
     if (this.#queue.length === 0) return;
-    const queue = this.#queue;
+    // In key order (stable: a key's later write stays later): a batch then walks the B-tree once, each
+    // leaf page copied once, instead of hopping between pages at random hashes.
+    const queue = this.#queue.sort((a, b) => Buffer.compare(a.hash, b.hash));
     this.#queue = [];
     this.dir.transaction(() => {
       for (const { hash, seconds, tag } of queue) {
