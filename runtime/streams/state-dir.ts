@@ -15,13 +15,21 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { type Database, open, type RootDatabase } from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
 import { type Checkpoint, encodeCheckpoint, parseCheckpoint } from './checkpoint.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
 const BOOT_KEY = 'boot';
 const LOCK_FILE = 'LOCK';
+
+/** LMDB's binding, loaded on first use: a process keeping its state in memory never loads it (~60 ms). */
+let lmdb: typeof import('lmdb') | undefined;
+const loadLmdb = () => {
+  lmdb ??= createRequire(import.meta.url)('lmdb') as typeof import('lmdb');
+  return lmdb;
+};
 
 /** Locks held by this process: a lock file naming our own pid but not in here is a dead predecessor's. */
 const heldHere = new Set<string>();
@@ -107,7 +115,7 @@ export class TaskStateDir {
     mkdirSync(this.path, { recursive: true });
     lock(this.path);
     try {
-      this.#env = open<Buffer, string>({
+      this.#env = loadLmdb().open<Buffer, string>({
         path: join(this.path, 'data.mdb'),
         encoding: 'binary',
         noSync: true,

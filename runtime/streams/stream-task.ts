@@ -135,6 +135,8 @@ export class StreamTask<V> {
   /**
    * Where the restore of a changelog starts, given its bounds now: after the checkpoint when the state on
    * disk can be trusted, else from the beginning over a wiped store (undefined). In memory: the beginning.
+   * A wipe empties the whole task directory: right for the topologies here, whose tasks have one store
+   * (one changelog) each; a task with several would have to decide every topic before reading any.
    */
   restoreFrom(topic: string, bounds: ChangelogBounds): bigint | undefined {
     const dir = this.stateDir;
