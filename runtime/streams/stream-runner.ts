@@ -103,8 +103,8 @@ export interface StreamApp {
   /** Ready, or what keeps it from being ready (one line each: a partition and its last restore error, …). */
   readiness(): { ready: boolean; reasons: string[] };
   tasks(): TaskStatus[];
-  /** Bytes the state directories take on disk (0: state in memory). */
-  stateDiskBytes?(): number;
+  /** Bytes the state directories take on disk (undefined: state in memory). */
+  stateDiskBytes?(): number | undefined;
   /** Settles when the app stopped: closed, or a fatal error (then `failure()` says which). */
   readonly stopped: Promise<void>;
   /** Why the app stopped by itself, if it did. */
@@ -461,7 +461,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
             }
           : {}),
       })),
-    stateDiskBytes: () => stateDirs?.sizeOnDisk() ?? 0,
+    stateDiskBytes: () => stateDirs?.sizeOnDisk(),
     stopped,
     failure: () => failure,
     async close() {

@@ -82,6 +82,12 @@ describe('the dedupe-router with its state on disk', () => {
     children.push(second.child);
     await harness.produceRaw(load.envelopes);
     await harness.waitCaughtUp(groupId, [harness.names.raw], STEP_TIMEOUT_MS);
+    const readyz = (await (await fetch(`${second.url}/readyz`)).json()) as {
+      stateDiskBytes?: Record<string, number>;
+    };
+    expect(readyz.stateDiskBytes?.['dedupe-router']).toBeGreaterThan(0);
+    const metrics = await (await fetch(`${second.url}/metrics`)).text();
+    expect(metrics).toMatch(/hookledger_stream_state_disk_bytes\{app="dedupe-router"\} [1-9]/);
     second.child.kill('SIGTERM');
     await within(second.exited, STEP_TIMEOUT_MS, 'exit after SIGTERM');
     await expectExactlyOnce(harness, load.ids);
