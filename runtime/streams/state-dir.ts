@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Database, RootDatabase } from 'lmdb';
 import { type Checkpoint, encodeCheckpoint, parseCheckpoint } from './checkpoint.js';
+import { StateStoreFailedError } from './errors.js';
 
 const CHECKPOINT_KEY = 'checkpoint';
 const BOOT_KEY = 'boot';
@@ -34,7 +35,8 @@ const loadLmdb = () => {
 /** Locks held by this process: a lock file naming our own pid but not in here is a dead predecessor's. */
 const heldHere = new Set<string>();
 
-export class StateDirLockedError extends Error {
+/** Another live process holds the directory: the stage stops with one line (a StateStoreFailedError). */
+export class StateDirLockedError extends StateStoreFailedError {
   override name = 'StateDirLockedError';
 }
 
@@ -112,7 +114,15 @@ export class TaskStateDir {
   constructor(options: TaskStateDirOptions) {
     this.path = taskStateDirPath(options);
     const fresh = !existsSync(join(this.path, 'data.mdb'));
-    mkdirSync(this.path, { recursive: true });
+    try {
+      mkdirSync(this.path, { recursive: true });
+    } catch (error) {
+      // A directory that cannot be made (permissions, a full or read-only volume) will not heal by retrying.
+      throw new StateStoreFailedError(
+        `state directory ${this.path} cannot be created: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
     lock(this.path);
     try {
       this.#env = loadLmdb().open<Buffer, string>({
@@ -125,7 +135,12 @@ export class TaskStateDir {
       });
     } catch (error) {
       unlock(this.path);
-      throw error;
+      throw new StateStoreFailedError(
+        `state directory ${this.path} cannot be opened: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
     }
     const boot = bootId();
     const stored = this.#env.getBinary(CHECKPOINT_KEY);
