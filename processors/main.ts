@@ -43,11 +43,7 @@ export async function startProcessors({
   logger,
   stages: names = Object.keys(STAGES),
 }: ProcessorSettings): Promise<RunningProcessors> {
-  // Out of reach: one line now, rather than stages that retry in the background and never get ready.
-  await checkAll([
-    assertBrokersReachable(config.KAFKA_BROKERS),
-    assertRegistryReachable(registryAccess(config)),
-  ]);
+  await assertReachable(config);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'hookledger_process_' });
   registerBuildInfo(registry);
@@ -92,6 +88,14 @@ export async function startProcessors({
       await closeStages();
     },
   };
+}
+
+/** Out of reach: one line now, rather than stages that retry in the background and never get ready. */
+export async function assertReachable(config: Config): Promise<void> {
+  await checkAll([
+    assertBrokersReachable(config.KAFKA_BROKERS),
+    assertRegistryReachable(registryAccess(config)),
+  ]);
 }
 
 /** A stage's readiness (which partition keeps it unready, and why), or that it is still starting. */

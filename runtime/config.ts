@@ -205,6 +205,12 @@ const environment = z.object({
   /** Short, so a dead owner's open transaction blocks read_committed readers for seconds only. */
   PROCESSOR_TRANSACTION_TIMEOUT_MS: boundedDuration('10s', 1_000, 900_000).default(10_000),
   /**
+   * Stream threads per `process` (Kafka Streams' num.stream.threads): each a worker_thread with its own
+   * consumer, producer and tasks. 1 by default, as in Kafka Streams: a container's CPU limit is not what
+   * the host's core count says, and a second thread pays only where a second core is free.
+   */
+  PROCESSOR_THREADS: z.coerce.number().int().min(1).max(64).default(1),
+  /**
    * Where the processors keep their state: `memory` (rebuilt from the changelogs at every start) or
    * `lmdb` (on disk under PROCESSOR_STATE_DIR, checkpointed: a restart restores only the changelog's tail).
    */

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 
 export class StartupError extends Error {
   override name = 'StartupError';
-  /** tools/cli/main.ts prints errors carrying this flag as one line, without a stack trace. */
+  /** tools/cli/run-cli.ts prints errors carrying this flag as one line, without a stack trace. */
   readonly userFacing = true;
 }
 

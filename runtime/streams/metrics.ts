@@ -128,6 +128,8 @@ function kitSeries(registry: Registry): KitSeries {
       help: "How far ahead of this process's clock the last such record was stamped, in seconds.",
       labelNames: ['app', 'topic'] as const,
       registers,
+      // Several stream threads (process --threads): the furthest ahead, not a sum.
+      aggregator: 'max',
     }),
   };
   new Gauge({
@@ -135,6 +137,8 @@ function kitSeries(registry: Registry): KitSeries {
     help: '1 while the app is ready (its /readyz check: joined its group, every partition restored and running), else 0.',
     labelNames: ['app'] as const,
     registers,
+    // Several stream threads (process --threads): ready only when every thread is.
+    aggregator: 'min',
     collect() {
       this.reset();
       for (const [app, streamApp] of watched) this.set({ app }, streamApp.isReady() ? 1 : 0);

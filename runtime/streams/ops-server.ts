@@ -1,12 +1,17 @@
 // /healthz (alive), /readyz (state restored, producers ready) and /metrics for stream apps, on node:http.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+
+/** What /metrics serves: a prom-client Registry, or the series of several threads summed. */
+export interface MetricsSource {
+  contentType: string;
+  metrics(): Promise<string>;
+}
 
 export interface OpsServerOptions {
   host: string;
   port: number;
-  registry: Registry;
+  registry: MetricsSource;
   /**
    * Named readiness checks; /readyz answers 200 only when every one is ready. A check may say why it
    * is not (a partition whose restore keeps failing, and the error): /readyz lists those reasons.

@@ -1,5 +1,5 @@
 // The on-disk state of one task (one input partition): an LMDB environment in
-// `<root>/<app>/<topic>-<partition>`, locked against a second process, holding each store's database
+// `<root>/<app>/<instance>/<topic>-<partition>`, locked against a second process, holding each store's database
 // and the task's checkpoint (the changelog offset per store topic its state reflects).
 //
 // Writes skip fsync (LMDB's noSync): the changelog, not the disk, is the record of truth. A killed
@@ -93,13 +93,18 @@ function unlock(dir: string): void {
 export interface TaskStateDirOptions {
   root: string;
   appId: string;
+  /**
+   * The stream app instance (a stream thread's own, `<instance>-<n>`): it gets its partitions back after a
+   * restart (static membership), and two threads of one process never share a directory.
+   */
+  instanceId: string;
   topic: string;
   partition: number;
 }
 
 /** The directory of a task's state under the root. */
-export function taskStateDirPath({ root, appId, topic, partition }: TaskStateDirOptions): string {
-  return join(root, appId, `${topic}-${partition}`);
+export function taskStateDirPath({ root, appId, instanceId, topic, partition }: TaskStateDirOptions): string {
+  return join(root, appId, instanceId, `${topic}-${partition}`);
 }
 
 export class TaskStateDir {

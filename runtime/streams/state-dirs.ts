@@ -8,6 +8,7 @@ export class StateDirs {
   constructor(
     readonly root: string,
     readonly appId: string,
+    readonly instanceId: string,
   ) {}
 
   /** The task's directory, opened (and locked) on first use. */
@@ -15,7 +16,13 @@ export class StateDirs {
     const key = `${topic}\u0000${partition}`;
     let dir = this.#open.get(key);
     if (dir === undefined) {
-      dir = new TaskStateDir({ root: this.root, appId: this.appId, topic, partition });
+      dir = new TaskStateDir({
+        root: this.root,
+        appId: this.appId,
+        instanceId: this.instanceId,
+        topic,
+        partition,
+      });
       this.#open.set(key, dir);
     }
     return dir;

@@ -75,7 +75,7 @@ export interface StreamAppOptions<V> {
   clients?: CreateStreamClients;
   /**
    * The root of the state directories (PROCESSOR_STATE_DIR) when stores keep their state on disk
-   * (PROCESSOR_STATE_STORE=lmdb): one directory per task, `<root>/<appId>/<topic>-<partition>`.
+   * (PROCESSOR_STATE_STORE=lmdb): one directory per task, `<root>/<appId>/<instanceId>/<topic>-<partition>`.
    */
   stateDir?: string;
   /** How a restore reads the changelogs (default restore.ts over the same Kafka; unit tests pass a fake). */
@@ -177,7 +177,8 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   let closing = false;
   let failure: Error | undefined;
   let rebalances: Rebalances<V> | undefined;
-  const stateDirs = options.stateDir === undefined ? undefined : new StateDirs(options.stateDir, appId);
+  const stateDirs =
+    options.stateDir === undefined ? undefined : new StateDirs(options.stateDir, appId, instanceId);
   const clients = createClients({
     settings,
     groupId: appId,

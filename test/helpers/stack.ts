@@ -1,4 +1,5 @@
 // What integration tests know about the shared stack, and dedicated brokers for tests that break one.
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,9 +22,38 @@ export interface TestStack {
   kafkaVersion?: string;
 }
 
+/** What the global setup writes once the shared stack is up, or has failed to start. */
+export type SharedStackOutcome = { started: true; stack: TestStack } | { started: false; error: string };
+
 declare module 'vitest' {
   export interface ProvidedContext {
-    hookledgerStack: TestStack;
+    /** Where the global setup writes the shared stack's SharedStackOutcome. */
+    hookledgerStackFile: string;
+  }
+}
+
+/** A stack boot on a busy two-core machine takes under a minute; this is how long a file waits for it. */
+const SHARED_STACK_WAIT_MS = 300_000;
+
+function sharedStackOutcome(): SharedStackOutcome | undefined {
+  const file = inject('hookledgerStackFile');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as SharedStackOutcome) : undefined;
+}
+
+function startedStack(outcome: SharedStackOutcome): TestStack {
+  if (!outcome.started) throw new Error(`the shared test stack did not start: ${outcome.error}`);
+  return outcome.stack;
+}
+
+/** Waits for the shared stack the global setup is starting (shared-stack-ready.ts, before each file). */
+export async function waitForSharedStack(): Promise<TestStack> {
+  const deadline = Date.now() + SHARED_STACK_WAIT_MS;
+  for (;;) {
+    const outcome = sharedStackOutcome();
+    if (outcome) return startedStack(outcome);
+    if (Date.now() > deadline)
+      throw new Error(`the shared test stack was not up after ${SHARED_STACK_WAIT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -32,7 +62,12 @@ declare module 'vitest' {
  * and never stop or restart this broker (take a dedicated one for that).
  */
 export function testStack(): TestStack {
-  return inject('hookledgerStack');
+  const outcome = sharedStackOutcome();
+  if (!outcome)
+    throw new Error(
+      'the shared test stack is not up yet (the setup file shared-stack-ready.ts waits for it)',
+    );
+  return startedStack(outcome);
 }
 
 export interface DedicatedBroker extends DedicatedKafka {

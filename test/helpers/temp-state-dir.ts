@@ -24,7 +24,13 @@ export function useTempStateDirs(): {
   return {
     root,
     open: (partition = 0, at = root()) => {
-      const dir = new TaskStateDir({ root: at, appId: 'app', topic: 'webhooks.raw', partition });
+      const dir = new TaskStateDir({
+        root: at,
+        appId: 'app',
+        instanceId: 'i1',
+        topic: 'webhooks.raw',
+        partition,
+      });
       opened.push(dir);
       return dir;
     },

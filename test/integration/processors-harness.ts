@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { GroupDescriptions } from '@confluentinc/kafka-javascript';
 import { pino } from 'pino';
 import { expect, onTestFailed } from 'vitest';
 import { type Config, loadConfig } from '../../runtime/config.js';
@@ -13,6 +14,7 @@ import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import {
   call,
   connect,
+  createAdmin,
   createConsumer,
   disconnect,
   type KafkaSettings,
@@ -165,6 +167,24 @@ export class ProcessorsHarness {
       initialDelayMs: 200,
       maxDelayMs: 1_000,
     });
+  }
+
+  /** A group's members now: each one's static instance id and how many partitions it is assigned. */
+  async groupMembers(groupId: string): Promise<{ instanceId: string | undefined; partitions: number }[]> {
+    const admin = createAdmin(this.settings, 'it-groups');
+    try {
+      const { groups } = await new Promise<GroupDescriptions>((resolve, reject) =>
+        admin.describeGroups([groupId], { timeout: 10_000 }, (error, result) =>
+          error ? reject(error) : resolve(result),
+        ),
+      );
+      return (groups[0]?.members ?? []).map((member) => ({
+        instanceId: member.groupInstanceId,
+        partitions: member.assignment.topicPartitions.length,
+      }));
+    } finally {
+      admin.disconnect();
+    }
   }
 
   /** The group's committed offset of each partition of `topic` (-1n: none), asked of its coordinator. */
@@ -391,4 +411,23 @@ export async function expectExactlyOnce(harness: ProcessorsHarness, ids: readonl
   expect(entities.size).toBe(ids.length);
   const twice = [...entities].filter(([, n]) => n !== 1);
   expect(twice).toEqual([]);
+}
+
+/** The records a group has committed on a topic, summed over its partitions. */
+export async function committedRecords(harness: ProcessorsHarness, groupId: string): Promise<bigint> {
+  const committed = await harness.committedOffsets(groupId, harness.names.raw);
+  return [...committed.values()].reduce((sum, offset) => sum + (offset < 0n ? 0n : offset), 0n);
+}
+
+/** Polls `check` every 50 ms until it holds; fails naming `what` after `timeoutMs`. */
+export async function until(
+  check: () => Promise<boolean>,
+  timeoutMs = 60_000,
+  what = 'condition',
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -67,7 +67,13 @@ describe('the dedupe-router with its state on disk', () => {
     await within(first.exited, STEP_TIMEOUT_MS, 'exit after SIGTERM');
 
     const dirOf = (partition: number) =>
-      taskStateDirPath({ root, appId: groupId, topic: harness.names.raw, partition });
+      taskStateDirPath({
+        root,
+        appId: groupId,
+        instanceId: 'it-disk-full',
+        topic: harness.names.raw,
+        partition,
+      });
     rmSync(dirOf(0), { recursive: true });
     const env1 = open<Buffer, string>({ path: join(dirOf(1), 'data.mdb'), encoding: 'binary' });
     env1.putSync(

@@ -135,7 +135,10 @@ async function main(): Promise<void> {
     memory = undefined;
 
     log('first start on disk: a full restore into LMDB, then a checkpoint');
-    const open = () => range.map((partition) => new TaskStateDir({ root, appId: 'bench', topic, partition }));
+    const open = () =>
+      range.map(
+        (partition) => new TaskStateDir({ root, appId: 'bench', instanceId: 'bench', topic, partition }),
+      );
     let dirs = open();
     before = heapUsed();
     const firstStart = await restoreInto(

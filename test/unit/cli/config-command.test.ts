@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runConfigCommand } from '../../../tools/cli/commands/config.js';
 import { takeConfigOption } from '../../../tools/config/file.js';
+import { runCliInProcess } from '../../helpers/cli-in-process.js';
 
 const bin = resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
 
@@ -189,15 +190,18 @@ describe('the global --config option', () => {
     expect(() => takeConfigOption(['--config'])).toThrow('--config: expected a file');
   });
 
-  it('reaches a command run as a user runs it, before or after the command', () => {
+  it('reaches a command run as a user runs it, before or after the command', async () => {
     const file = join(dir, 'global.yaml');
     writeFileSync(file, 'TOPIC_PREFIX: from-file.\n');
     const env = { PATH: process.env.PATH, ...base };
-    for (const args of [
-      ['--config', file, '--json', 'config', 'print'],
-      ['config', 'print', '--json', '--config', file],
+    const spawned = (args: string[]) =>
+      spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env, timeout: 30_000 });
+    const inProcess = (args: string[]) =>
+      runCliInProcess(args, { ...env, HOOKLEDGER_CONFIG_FILE: undefined });
+    for (const result of [
+      spawned(['--config', file, '--json', 'config', 'print']),
+      await inProcess(['config', 'print', '--json', '--config', file]),
     ]) {
-      const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env, timeout: 30_000 });
       expect(result.status).toBe(0);
       const printed = JSON.parse(result.stdout) as { name: string; value: string; from: string }[];
       expect(printed.find((p) => p.name === 'TOPIC_PREFIX')).toEqual({

@@ -1,18 +1,22 @@
-// Every command a person can type answers --help with its usage and exit code 0, run as a user runs it.
+// Every command a person can type answers --help with its usage and exit code 0. The CLI runs in-process
+// (runCli); the process a user starts is spawned for the overview, an unknown command and a bad variable.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCliInProcess } from '../../helpers/cli-in-process.js';
 
 const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
-// Each run starts node with tsx's loader: seconds on a busy machine, beyond vitest's default 5 s.
+// Each spawn starts node with tsx's loader: seconds on a busy machine, beyond vitest's default 5 s.
 const SPAWN_TIMEOUT_MS = 30_000;
-const run = (...args: string[]) =>
+const spawned = (...args: string[]) =>
   spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: SPAWN_TIMEOUT_MS });
+const run = (...args: string[]) => runCliInProcess(args);
 
-const overview = run('--help');
+const overview = spawned('--help');
 const commands = [...overview.stdout.matchAll(/^ {2}(\w[\w-]*) {2,}/gm)].map((m) => m[1]!);
 
-describe('the hookledger command', () => {
+// In-process too, a command's first run imports its modules: seconds on a busy machine.
+describe('the hookledger command', { timeout: SPAWN_TIMEOUT_MS }, () => {
   it('lists its commands with a summary each', () => {
     expect(overview.status).toBe(0);
     expect(commands).toEqual(
@@ -30,34 +34,32 @@ describe('the hookledger command', () => {
     );
   });
 
-  it.each(commands)(
-    '%s --help prints its usage and exits 0',
-    (name) => {
-      const result = run(name, '--help');
-      expect(result.status, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(new RegExp(`^usage: hookledger ${name}\\b`));
-    },
-    SPAWN_TIMEOUT_MS,
-  );
+  it('prints the same overview in-process as the spawned command', async () => {
+    const inProcess = await run('--help');
+    expect(inProcess).toEqual({ status: 0, stdout: overview.stdout, stderr: '' });
+  });
 
-  it(
-    'help <command> shows that command’s help, and a subcommand’s',
-    () => {
-      expect(run('help', 'tail').stdout).toBe(run('tail', '--help').stdout);
-      expect(run('help', 'tail').status).toBe(0);
-      expect(run('help', 'quarantine', 'list').stdout).toMatch(/^usage: hookledger quarantine list\b/);
-      expect(run('help', 'config', 'check').stdout).toMatch(/^usage: hookledger config check\b/);
-      const unknown = run('help', 'frobnicate');
-      expect(unknown.status).toBe(2);
-      expect(unknown.stderr.split('\n')[0]).toBe('hookledger: unknown command "frobnicate"');
-    },
-    4 * SPAWN_TIMEOUT_MS,
-  );
+  it.each(commands)('%s --help prints its usage and exits 0', async (name) => {
+    const result = await run(name, '--help');
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^usage: hookledger ${name}\\b`));
+  });
+
+  it('help <command> shows that command’s help, and a subcommand’s', async () => {
+    const help = await run('help', 'tail');
+    expect(help.stdout).toBe((await run('tail', '--help')).stdout);
+    expect(help.status).toBe(0);
+    expect((await run('help', 'quarantine', 'list')).stdout).toMatch(/^usage: hookledger quarantine list\b/);
+    expect((await run('help', 'config', 'check')).stdout).toMatch(/^usage: hookledger config check\b/);
+    const unknown = await run('help', 'frobnicate');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr.split('\n')[0]).toBe('hookledger: unknown command "frobnicate"');
+  });
 
   it(
     'refuses an unknown command with one line and exit code 2',
     () => {
-      const result = run('frobnicate');
+      const result = spawned('frobnicate');
       expect(result.status).toBe(2);
       expect(result.stderr.split('\n')[0]).toBe('hookledger: unknown command "frobnicate"');
     },

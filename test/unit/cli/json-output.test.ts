@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { redriveJson } from '../../../tools/cli/commands/redrive.js';
 import { statusJson } from '../../../tools/cli/commands/stack.js';
 import { listingJson } from '../../../tools/quarantine/list.js';
+import { runCliInProcess } from '../../helpers/cli-in-process.js';
 
 const bin = resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
 const dir = mkdtempSync(join(tmpdir(), 'hookledger-json-test-'));
@@ -90,12 +91,9 @@ describe('--json', () => {
     expect(JSON.parse(result.stdout)).toEqual({ running: false, stateDir });
   }, 60_000);
 
-  it('a command without JSON output refuses --json as a usage mistake', () => {
-    const result = spawnSync(process.execPath, [bin, '--json', 'process'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+  it('a command without JSON output refuses --json as a usage mistake', async () => {
+    const result = await runCliInProcess(['--json', 'process']);
     expect(result.status).toBe(2);
     expect(result.stderr.trim()).toMatch(/^hookledger: Unknown option '--json'/);
-  }, 60_000);
+  });
 });

@@ -1,14 +1,10 @@
 // `hookledger redrive --reason` takes only the reasons the router dead-letters for, and says which they are.
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DLQ_REASONS } from '../../../processors/dedupe-router/dead-letter.js';
 import { UsageError } from '../../../tools/cli/command.js';
 import { command, runRedriveCommand } from '../../../tools/cli/commands/redrive.js';
+import { runCliInProcess } from '../../helpers/cli-in-process.js';
 
-// A run starts node with tsx's loader: seconds on a busy machine, beyond vitest's default 5 s.
-const SPAWN_TIMEOUT_MS = 30_000;
-const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
 // No Kafka anywhere: a reason is refused before anything is configured or connected.
 const io = { stdout: { write: () => true }, env: {} };
 
@@ -22,21 +18,14 @@ describe('hookledger redrive --reason', () => {
     for (const reason of DLQ_REASONS) expect(message).toContain(reason);
   });
 
-  it(
-    'answers an unknown reason in one line with exit code 2, as a user runs it',
-    () => {
-      const result = spawnSync(process.execPath, [bin, 'redrive', '--reason', 'bogus-reason'], {
-        encoding: 'utf8',
-        timeout: SPAWN_TIMEOUT_MS,
-      });
-      expect(result.status).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr.trim().split('\n')).toEqual([
-        expect.stringMatching(/^hookledger: --reason: unknown reason "bogus-reason" \(.*record-invalid.*\)$/),
-      ]);
-    },
-    SPAWN_TIMEOUT_MS,
-  );
+  it('answers an unknown reason in one line with exit code 2', async () => {
+    const result = await runCliInProcess(['redrive', '--reason', 'bogus-reason']);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^hookledger: --reason: unknown reason "bogus-reason" \(.*record-invalid.*\)$/),
+    ]);
+  });
 
   it('lists every reason in its help', () => {
     const reasons = command.help.slice(command.help.indexOf('\nreasons'));

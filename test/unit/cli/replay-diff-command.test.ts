@@ -1,34 +1,35 @@
-// `hookledger replay diff` as a user runs it: its own --help, and one line for a call without a replay.
+// `hookledger replay diff`: its own --help, and one line for a call without a replay (in-process), and the
+// exit code of a diff that cannot run, as a user runs it (spawned).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../tools/stack/ports.js';
+import { runCliInProcess } from '../../helpers/cli-in-process.js';
 
 const bin = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');
-const run = (...args: string[]) =>
-  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 30_000 });
+const run = (...args: string[]) => runCliInProcess(args);
 
 describe('hookledger replay diff', { timeout: 60_000 }, () => {
-  it('answers --help with its own usage, and replay --help names it', () => {
-    const diff = run('replay', 'diff', '--help');
+  it('answers --help with its own usage, and replay --help names it', async () => {
+    const diff = await run('replay', 'diff', '--help');
     expect(diff.status, diff.stderr).toBe(0);
     expect(diff.stdout).toMatch(/^usage: hookledger replay diff --id <id> \[--json\]/);
-    const replay = run('replay', '--help');
+    const replay = await run('replay', '--help');
     expect(replay.status).toBe(0);
     expect(replay.stdout).toMatch(/^usage: hookledger replay \[options\]/);
     expect(replay.stdout).toContain('hookledger replay diff --id <id>');
   });
 
-  it('refuses a call without --id with one line and exit code 2', () => {
-    const result = run('replay', 'diff');
+  it('refuses a call without --id with one line and exit code 2', async () => {
+    const result = await run('replay', 'diff');
     expect(result.status).toBe(2);
     expect(result.stderr.trim()).toBe(
       'hookledger: replay diff: --id <id> is required (the replay to compare)',
     );
   });
 
-  it('refuses an unknown option with one line', () => {
-    const result = run('replay', 'diff', '--id', 'r1', '--colour');
+  it('refuses an unknown option with one line', async () => {
+    const result = await run('replay', 'diff', '--id', 'r1', '--colour');
     expect(result.status).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });

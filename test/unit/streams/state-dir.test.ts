@@ -19,11 +19,11 @@ describe("a task's state directory", () => {
   it('lives under <root>/<app>/<topic>-<partition>, locked while open', async () => {
     const root = dirs.root();
     const dir = dirs.open(3, root);
-    expect(dir.path).toBe(join(root, 'app', 'webhooks.raw-3'));
+    expect(dir.path).toBe(join(root, 'app', 'i1', 'webhooks.raw-3'));
     expect(readFileSync(join(dir.path, 'LOCK'), 'utf8')).toBe(String(process.pid));
-    expect(() => new TaskStateDir({ root, appId: 'app', topic: 'webhooks.raw', partition: 3 })).toThrow(
-      StateDirLockedError,
-    );
+    expect(
+      () => new TaskStateDir({ root, appId: 'app', instanceId: 'i1', topic: 'webhooks.raw', partition: 3 }),
+    ).toThrow(StateDirLockedError);
     await dir.close();
     expect(existsSync(join(dir.path, 'LOCK'))).toBe(false);
   });

@@ -13,7 +13,7 @@ const dirs = useTempStateDirs();
 describe('the stream runner with its state on disk', () => {
   it('stops with one line when another live process holds a task’s state directory', async () => {
     const root = dirs.root();
-    const taken = join(root, 'app', 'in-0');
+    const taken = join(root, 'app', 'i1', 'in-0');
     mkdirSync(taken, { recursive: true });
     writeFileSync(join(taken, 'LOCK'), String(process.ppid));
     const kafka = new FakeKafka();

@@ -35,7 +35,7 @@ function restore(task: StreamTask<number>, bounds: { low: bigint; high: bigint }
 
 describe('a task with its state on disk', () => {
   it('restores in full the first time, then from the checkpoint its restore wrote', async () => {
-    const stateDirs = new StateDirs(dirs.root(), 'app');
+    const stateDirs = new StateDirs(dirs.root(), 'app', 'i1');
     const first = taskOver(stateDirs);
     expect(restore(first, { low: 0n, high: 40n })).toBeUndefined();
     expect(first.stateDir?.checkpoint?.offsets).toEqual({ [CHANGELOG]: '40' });
@@ -48,7 +48,7 @@ describe('a task with its state on disk', () => {
   });
 
   it('restores in full when its checkpoint is past the changelog’s end', async () => {
-    const stateDirs = new StateDirs(dirs.root(), 'app');
+    const stateDirs = new StateDirs(dirs.root(), 'app', 'i1');
     const task = taskOver(stateDirs);
     restore(task, { low: 0n, high: 40n });
     task.close();
@@ -57,7 +57,7 @@ describe('a task with its state on disk', () => {
   });
 
   it('takes checkpoints after commits only while running, and forgets them when its partition is lost', async () => {
-    const stateDirs = new StateDirs(dirs.root(), 'app');
+    const stateDirs = new StateDirs(dirs.root(), 'app', 'i1');
     const task = taskOver(stateDirs);
     restore(task, { low: 0n, high: 40n });
     task.checkpoint(new Map([[CHANGELOG, 70n]]), 5_000);

@@ -1,10 +1,10 @@
 // `hookledger process`: runs the processors (dedupe-router and tables, or one of them) with /healthz,
 // /readyz and /metrics, until SIGTERM or SIGINT.
 import { STAGES, startProcessors } from '../../../processors/main.js';
+import { StreamThreadStartError, startStreamThreads } from '../../../processors/stream-threads.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { logStartConfig } from '../../../runtime/config-view.js';
 import { createLogger } from '../../../runtime/log.js';
-import type { RunningStage } from '../../../runtime/streams/stage.js';
 import {
   CONNECTION_HELP,
   type Command,
@@ -27,6 +27,8 @@ line, within seconds, before any stage joins its group.
 
 options:
   --only <stage>        run one stage: dedupe-router or tables (default: both)
+  --threads <n>         stream threads in this process (PROCESSOR_THREADS, default 1), each with its own
+                        consumer, producer and tasks, instance ids <HOOKLEDGER_INSTANCE_ID>-<n>
   -h, --help            this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_DATE_ZONE (the zone
@@ -42,15 +44,21 @@ ${STACK_ENV_HELP}`;
 export const command: Command = {
   help: HELP,
   async run(args) {
-    const { values } = parseOptions(args, { only: { type: 'string' } });
+    const { values } = parseOptions(args, { only: { type: 'string' }, threads: { type: 'string' } });
     const names = values.only === undefined ? Object.keys(STAGES) : [values.only];
     for (const name of names)
       if (!STAGES[name]) throw new UsageError(`--only: expected dedupe-router or tables, got ${name}`);
 
-    const config = loadConfig(withLocalStack(process.env));
+    if (values.threads !== undefined && !/^[1-9]\d*$/.test(values.threads))
+      throw new UsageError(`--threads: expected a whole number of threads from 1, got ${values.threads}`);
+    const env = withLocalStack({
+      ...process.env,
+      ...(values.threads === undefined ? {} : { PROCESSOR_THREADS: values.threads }),
+    });
+    const config = loadConfig(env);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'process' });
     logStartConfig(logger, config, process.env);
-    const processors = await startProcessors({ config, logger, stages: names }).catch((error: unknown) => {
+    const startFailure = (error: unknown) => {
       // A subject or topic that does not exist yet: one line saying what to do, not a stack.
       if ((error as { status?: unknown }).status === 404) {
         throw new CommandFailed(
@@ -58,10 +66,34 @@ export const command: Command = {
         );
       }
       // Kafka unreachable, or refusing the credentials or the certificate: one line naming it.
+      if (error instanceof StreamThreadStartError && error.cluster)
+        throw new CommandFailed(`Kafka at ${config.KAFKA_BROKERS.join(',')}: ${error.message}`);
       throw clusterFailure(error, config.KAFKA_BROKERS) ?? error;
-    });
+    };
+    const processors =
+      config.PROCESSOR_THREADS === 1
+        ? await startProcessors({ config, logger, stages: names }).then(
+            (running) => ({
+              ...running,
+              stopped: running.stopped.then((stage) => ({
+                stage,
+                failure: running.stages.find((s) => s.name === stage)?.app.failure()?.message,
+              })),
+            }),
+            startFailure,
+          )
+        : await startStreamThreads({
+            config,
+            env,
+            logger,
+            stages: names,
+            threads: config.PROCESSOR_THREADS,
+          }).catch(startFailure);
 
-    const outcome = await new Promise<{ signal?: NodeJS.Signals; stopped?: string }>((resolve) => {
+    const outcome = await new Promise<{
+      signal?: NodeJS.Signals;
+      stopped?: { stage: string; failure?: string };
+    }>((resolve) => {
       process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }));
       process.once('SIGINT', () => resolve({ signal: 'SIGINT' }));
       void processors.stopped.then((stopped) => resolve({ stopped }));
@@ -77,14 +109,12 @@ export const command: Command = {
     exitIfStillRunning((message) => logger.warn(message));
     if (outcome.stopped === undefined) return 0;
     // Stopped by itself (a fatal error): one line on stderr naming the stage and why, exit 1.
-    throw new CommandFailed(stoppedLine(outcome.stopped, processors.stages));
+    throw new CommandFailed(stoppedLine(outcome.stopped.stage, outcome.stopped.failure));
   },
 };
 
 /** `<stage> stopped: <reason>`, on one line whatever the error's message holds. */
-export function stoppedLine(stage: string, stages: readonly RunningStage[]): string {
-  const failure = stages.find((s) => s.name === stage)?.app.failure();
-  const reason =
-    failure === undefined ? 'stopped by itself' : failure.message.replace(/\s*\n\s*/g, ' ').trim();
+export function stoppedLine(stage: string, failure: string | undefined): string {
+  const reason = failure === undefined ? 'stopped by itself' : failure.replace(/\s*\n\s*/g, ' ').trim();
   return `the ${stage} stage stopped: ${reason}`;
 }

@@ -263,7 +263,12 @@ export const command: Command = {
       // Ingest first (no new deliveries), then the processors finish their transactions.
       await closeStarted();
       if (outcome.stopped !== undefined)
-        throw new CommandFailed(stoppedLine(outcome.stopped, processors.stages));
+        throw new CommandFailed(
+          stoppedLine(
+            outcome.stopped,
+            processors.stages.find((stage) => stage.name === outcome.stopped)?.app.failure()?.message,
+          ),
+        );
       console.log('stopped; the data stays for the next start');
       return 0;
     } catch (error) {
