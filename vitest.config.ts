@@ -25,6 +25,8 @@ const FAULTS = [
   'test/integration/processors-sigkill-backlog.test.ts',
   // A SIGKILLed enrich child, restarted as the same instance.
   'test/integration/enrich-faults.test.ts',
+  // A SIGKILL mid-transaction with the state on disk, and a restart as the same instance.
+  'test/integration/processors-state-on-disk-kill.test.ts',
 ];
 
 /**

@@ -108,5 +108,7 @@ export async function assertReachable(config: Config): Promise<void> {
 /** A stage's readiness (which partition keeps it unready, and why), or that it is still starting. */
 function readinessOf(stages: readonly RunningStage[], name: string): Readiness {
   const stage = stages.find((s) => s.name === name);
-  return stage ? stage.app.readiness() : { ready: false, reasons: ['starting'] };
+  if (stage === undefined) return { ready: false, reasons: ['starting'] };
+  const stateDiskBytes = stage.app.stateDiskBytes?.();
+  return { ...stage.app.readiness(), ...(stateDiskBytes === undefined ? {} : { stateDiskBytes }) };
 }

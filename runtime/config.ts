@@ -218,6 +218,13 @@ const environment = z.object({
    */
   PROCESSOR_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   /**
+   * Where the processors keep their state: `memory` (rebuilt from the changelogs at every start) or
+   * `lmdb` (on disk under PROCESSOR_STATE_DIR, checkpointed: a restart restores only the changelog's tail).
+   */
+  PROCESSOR_STATE_STORE: z.enum(['memory', 'lmdb']).default('memory'),
+  /** The root of the state directories (one per partition) when PROCESSOR_STATE_STORE=lmdb. */
+  PROCESSOR_STATE_DIR: z.string().min(1).optional(),
+  /**
    * This process instance among the processors of one app: the transactional id and the consumer
    * group's static member id are `<app>-<instance>`. Unique per live instance (two instances with one
    * id fence each other); keep it across restarts, so a restarted instance gets its partitions back
@@ -343,6 +350,12 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       code: 'custom',
       path: ['ENRICH_TIMEOUT'],
       message: `must be at most ENRICH_RETRY_BUDGET (${formatDuration(config.ENRICH_RETRY_BUDGET)})`,
+    });
+  if (config.PROCESSOR_STATE_STORE === 'lmdb' && config.PROCESSOR_STATE_DIR === undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROCESSOR_STATE_DIR'],
+      message: 'is required with PROCESSOR_STATE_STORE=lmdb: the directory the state stores live in',
     });
 });
 

@@ -3,6 +3,8 @@
 
 import { isUtf8 } from 'node:buffer';
 import { digestId, hashIdBytes, IdSet } from '../../runtime/streams/id-set.js';
+import { type IdStore, LmdbIdSet } from '../../runtime/streams/lmdb-id-set.js';
+import type { TaskStateDir } from '../../runtime/streams/state-dir.js';
 import {
   ChangelogKeyValueStore,
   type ChangelogRecord,
@@ -20,14 +22,23 @@ import {
 
 export const DEDUPE_STORE = 'dedupe';
 
-/** The IdSet as a key-value backing: a decision is its tag, its time the second it was seen. */
+/**
+ * An id set as a key-value backing: a decision is its tag, its time the second it was seen. In memory
+ * (IdSet) by default, on disk (LmdbIdSet) over a task's state directory.
+ */
 export class IdSetBacking implements KeyValueBacking<DedupeDecision> {
-  readonly ids = new IdSet();
   /**
    * The ids looked up since the last commit or rollback, with their hash: a first delivery is looked up
    * when it arrives and set when its transaction commits, and is hashed once for both.
    */
   readonly #hashed = new Map<string, Buffer>();
+
+  constructor(readonly ids: IdStore = new IdSet()) {}
+
+  /** The backing of a task: on disk when it has a state directory. */
+  static of(stateDir: TaskStateDir | undefined): IdSetBacking {
+    return new IdSetBacking(stateDir === undefined ? new IdSet() : new LmdbIdSet(stateDir, DEDUPE_STORE));
+  }
 
   get(key: string): DedupeDecision | undefined {
     let hashed = this.#hashed.get(key);
@@ -55,6 +66,10 @@ export class IdSetBacking implements KeyValueBacking<DedupeDecision> {
 
   get size(): number {
     return this.ids.size;
+  }
+
+  flush(): void {
+    this.ids.flush?.();
   }
 }
 
@@ -104,7 +119,7 @@ export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
   }
 
   /** Restore skips (forgets) changelog records older than the window at the restored stream time. */
-  restored(streamTime: number): void {
+  override restored(streamTime: number): void {
     this.expire(streamTime);
   }
 

@@ -11,7 +11,7 @@ import type { Logger } from '../../runtime/log.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
-import { stallTimeoutMs, startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { stallTimeoutMs, startStreamApp, stateDirOf } from '../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../runtime/streams/topology.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
@@ -89,6 +89,7 @@ export async function startDedupeRouter({
         transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
         stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+        stateDir: stateDirOf(config),
       }),
     logger: log,
     instanceId,

@@ -5,7 +5,7 @@ import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
 import { DedupeProcessor } from './dedupe-processor.js';
-import { DEDUPE_STORE, DedupeStore } from './dedupe-store.js';
+import { DEDUPE_STORE, DedupeStore, IdSetBacking } from './dedupe-store.js';
 import {
   isRegistryAnswer,
   isUndecodable,
@@ -138,7 +138,11 @@ export function dedupeTopology({
     ],
     processor: { name: 'dedupe', create: () => new DedupeProcessor(routeSettings, route) },
     stores: [
-      { name: DEDUPE_STORE, changelogTopic: () => changelogTopic, create: () => new DedupeStore(windowMs) },
+      {
+        name: DEDUPE_STORE,
+        changelogTopic: () => changelogTopic,
+        create: (_partition, stateDir) => new DedupeStore(windowMs, IdSetBacking.of(stateDir)),
+      },
     ],
     sinks,
     // A delivery the router throws on (a bug) is dead-lettered and remembered as such, so a retry of

@@ -6,7 +6,7 @@ import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
-import { stallTimeoutMs, startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { stallTimeoutMs, startStreamApp, stateDirOf } from '../../runtime/streams/stream-runner.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
 import { TABLE_STREAMS, topicNames, valueSubject } from '../../schemas/topics.js';
@@ -66,6 +66,7 @@ export async function startTables({
         transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
         stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+        stateDir: stateDirOf(config),
       }),
     logger: log,
     instanceId,

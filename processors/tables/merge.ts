@@ -253,7 +253,14 @@ export function latestValue(state: EntityState | undefined): EntityLatest | null
  * window ago): by then no retry of an older delivery can arrive.
  */
 export function isForgettable(state: EntityState, before: number): boolean {
-  return state.seenAt === null && (state.deletedAt === null || state.deletedAt.at < before);
+  const from = forgettableFrom(state);
+  return from !== undefined && from < before;
+}
+
+/** The time from which a state may be forgotten (its deletion's, or 0 for an empty one); undefined: never. */
+export function forgettableFrom(state: EntityState): number | undefined {
+  if (state.seenAt !== null) return undefined;
+  return state.deletedAt === null ? 0 : state.deletedAt.at;
 }
 
 function sameRow(a: EntityLatest | null | undefined, b: EntityLatest | null | undefined): boolean {

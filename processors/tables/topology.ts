@@ -63,7 +63,7 @@ export function tablesTopology({
       {
         name: MERGE_STORE,
         changelogTopic: (source) => of(source).changelog,
-        create: () => new MergeStore(windowMs),
+        create: (_partition, stateDir) => new MergeStore(windowMs, stateDir),
       },
     ],
     sinks,

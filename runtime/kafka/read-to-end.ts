@@ -44,6 +44,11 @@ export interface ReadToEndOptions {
    */
   onRecord: ((record: ReadRecord) => void) | ((record: ReadRecord) => Promise<void>);
   /**
+   * Where a partition starts, decided once its bounds are known (a persistent store's checkpoint, checked
+   * against them): an offset, or undefined for its first offset. Takes precedence over `from`.
+   */
+  startAt?: (partition: number, bounds: { low: bigint; high: bigint }) => bigint | undefined;
+  /**
    * Keep reading past the end taken at the start, until the signal (`hookledger tail --follow`); the
    * stall timeout does not apply, since a quiet topic is no fault then.
    */
@@ -99,6 +104,7 @@ export async function readToEnd({
   partitions,
   onRecord,
   follow = false,
+  startAt,
   signal,
   stallTimeoutMs = 60_000,
   pollTimeoutMs = 100,
@@ -151,10 +157,11 @@ export async function readToEnd({
     if (connected.status === 'rejected') throw connected.reason;
     const found = marks.value;
     const assignment: { topic: string; partition: number; offset: number }[] = [];
-    for (const { partition, from, until } of partitions) {
+    for (const { partition, from: given, until } of partitions) {
       const marks = found.find((m) => m.partition === partition);
       if (marks === undefined) throw new Error(`${topic} has no partition ${partition}`);
       const low = BigInt(marks.low);
+      const from = startAt === undefined ? given : startAt(partition, { low, high: BigInt(marks.high) });
       const high = until !== undefined && until < BigInt(marks.high) ? until : BigInt(marks.high);
       ends.set(partition, high);
       endAt.set(partition, Number(high));

@@ -57,6 +57,11 @@ export class StreamAppStoppedError extends Error {
   override name = 'StreamAppStoppedError';
 }
 
+/** A store on disk failed to write (a full disk, a broken volume): the stage stops with one line. */
+export class StateStoreFailedError extends StreamAppStoppedError {
+  override name = 'StateStoreFailedError';
+}
+
 /**
  * The app cannot go on with its clients and in-memory state, but new ones can (Kafka Streams'
  * REPLACE_THREAD): a commit whose outcome is unknown, a partition that could not be moved back after a

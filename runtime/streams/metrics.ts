@@ -172,6 +172,32 @@ function kitSeries(registry: Registry): KitSeries {
       }
     },
   });
+  new Gauge({
+    name: 'hookledger_stream_restore_remaining_records',
+    help: 'Changelog records left to restore before the restoring partitions run (once their ends are known).',
+    labelNames: ['app'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [app, streamApp] of watched) {
+        let remaining = 0;
+        for (const { restoreProgress } of streamApp.tasks())
+          if (restoreProgress?.total !== undefined)
+            remaining += Math.max(0, restoreProgress.total - restoreProgress.records);
+        this.set({ app }, remaining);
+      }
+    },
+  });
+  new Gauge({
+    name: 'hookledger_stream_state_disk_bytes',
+    help: 'Bytes the state directories take on disk (PROCESSOR_STATE_STORE=lmdb; 0 in memory).',
+    labelNames: ['app'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [app, streamApp] of watched) this.set({ app }, streamApp.stateDiskBytes?.() ?? 0);
+    },
+  });
   kitSeriesByRegistry.set(registry, created);
   return created;
 }

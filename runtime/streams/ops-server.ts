@@ -22,6 +22,8 @@ export interface OpsServerOptions {
 export interface Readiness {
   ready: boolean;
   reasons?: readonly string[];
+  /** Bytes its state takes on disk, when it keeps state on disk: /readyz shows it, ready or not. */
+  stateDiskBytes?: number;
 }
 
 export interface OpsServer {
@@ -42,18 +44,23 @@ export async function startOpsServer({ host, port, registry, checks }: OpsServer
     if (path === '/readyz') {
       const results: Record<string, boolean> = { accepting: !closing };
       const reasons: Record<string, readonly string[]> = {};
+      const stateDiskBytes: Record<string, number> = {};
       if (closing) reasons.accepting = ['shutting down'];
       for (const [name, check] of Object.entries(checks)) {
         const result = check();
         const readiness = typeof result === 'boolean' ? { ready: result } : result;
         results[name] = readiness.ready;
+        if (readiness.stateDiskBytes !== undefined) stateDiskBytes[name] = readiness.stateDiskBytes;
         if (!readiness.ready && readiness.reasons !== undefined && readiness.reasons.length > 0)
           reasons[name] = readiness.reasons;
       }
       const ready = Object.values(results).every(Boolean);
+      const disk = Object.keys(stateDiskBytes).length > 0 ? { stateDiskBytes } : {};
       return send(
         ready ? 200 : 503,
-        JSON.stringify(ready ? { ready, checks: results } : { ready, checks: results, reasons }),
+        JSON.stringify(
+          ready ? { ready, checks: results, ...disk } : { ready, checks: results, reasons, ...disk },
+        ),
       );
     }
     if (path === '/metrics') {

@@ -5,6 +5,7 @@ import { errorFields } from '../log-error.js';
 import { NewClientsNeededError } from './errors.js';
 import type { RestoreOrchestrator } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext } from './runner-context.js';
+import type { StateDirs } from './state-dirs.js';
 import type { TopicPartition } from './stream-clients.js';
 import { StreamTask } from './stream-task.js';
 import type { PartitionPort } from './task-state.js';
@@ -19,6 +20,8 @@ export interface RebalancesOptions<V> {
   topology: Topology<V>;
   restorer: RestoreOrchestrator<V>;
   cycle: TransactionCycle<V>;
+  /** Where tasks keep their state on disk (undefined: in memory). */
+  stateDirs?: StateDirs;
   /** The clock of rejoinWaitingMs (tests). */
   now?: () => number;
 }
@@ -88,6 +91,8 @@ export class Rebalances<V> {
       for (const { topic, partition } of partitions) {
         const task = tasks.get(keyOf(topic, partition));
         if (task?.machine.owned) task.machine.transitionTo(lost ? 'lost' : 'revoked');
+        // Another owner may already write its changelog: a checkpoint taken since may be past our state.
+        if (lost) task?.forgetCheckpoint();
       }
       this.#events.push({ kind: 'revoke', partitions, lost });
     } else {
@@ -124,6 +129,7 @@ export class Rebalances<V> {
           partition,
           port: this.#port,
           logger: log,
+          stateDirs: this.options.stateDirs,
         }),
       );
     }

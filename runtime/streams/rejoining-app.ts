@@ -122,6 +122,7 @@ export async function startRejoiningApp({
         reasons: ['rejoining the group with new clients'],
       },
     tasks: (): TaskStatus[] => current?.tasks() ?? [],
+    stateDiskBytes: () => current?.stateDiskBytes?.(),
     stopped,
     failure: () => failure,
     async close() {

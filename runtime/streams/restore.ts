@@ -45,10 +45,18 @@ export function restoreTasks<V>(
     // read side by side); a store twice on one partition reads that topic again after.
     const reads = [...byChangelog].map(async ([topic, groups]) => {
       for (const { store, tasks: byPartition } of groups) {
-        await read({
+        const { ends } = await read({
           settings,
           topic,
           partitions: [...byPartition.keys()].map((partition) => ({ partition })),
+          // A store on disk restores from its checkpoint (or is wiped, then restored in full).
+          startAt: (partition, bounds) => {
+            const task = byPartition.get(partition);
+            if (task === undefined || task.state !== 'restoring') return undefined;
+            const from = task.restoreFrom(topic, bounds);
+            task.restore.total = (task.restore.total ?? 0) + Number(bounds.high - (from ?? bounds.low));
+            return from;
+          },
           signal: abort.signal,
           stallTimeoutMs,
           batchSize: RESTORE_BATCH,
@@ -62,6 +70,7 @@ export function restoreTasks<V>(
             total++;
           },
         });
+        for (const [partition, end] of ends) byPartition.get(partition)?.restoredTo(topic, end);
       }
     });
     // A failed read stops the others; every reader has stopped before the run fails (a retry resets

@@ -3,6 +3,7 @@
 // Kafka Streams wipes a task's state when an exactly-once transaction aborts; here a store keeps the
 // batch's writes in an overlay instead, so an aborted batch is forgotten without a restore and the
 // retried batch sees the state as committed.
+import type { TaskStateDir } from './state-dir.js';
 
 /** One record of a store's changelog topic: the key, the encoded value (null deletes), stream time. */
 export interface ChangelogRecord {
@@ -64,8 +65,11 @@ export interface StoreSpec {
   readonly name: string;
   /** The changelog topic of the store for the given source topic; written to the input's partition number. */
   changelogTopic(sourceTopic: string): string;
-  /** A fresh, empty store for one input partition. */
-  create(partition: number): StateStore;
+  /**
+   * The store of one input partition: fresh and empty in memory, or over the task's state directory
+   * (its committed state as of its checkpoint) when the app keeps state on disk.
+   */
+  create(partition: number, stateDir?: TaskStateDir): StateStore;
 }
 
 export interface Codec<V> {
@@ -79,6 +83,8 @@ export interface KeyValueBacking<V> {
   set(key: string, value: V, timestamp: number): void;
   delete(key: string): void;
   readonly size: number;
+  /** Applies queued writes (a backing on disk queues them, to write a batch in one transaction). */
+  flush?(): void;
 }
 
 /** A Map as backing, for stores whose keys must be listed (tables). */
@@ -180,9 +186,15 @@ export class ChangelogKeyValueStore<V> implements StateStore {
       if (value === undefined) this.backing.delete(key);
       else this.backing.set(key, value, timestamp);
     }
+    this.backing.flush?.();
     this.#pending.clear();
     this.#log.clear();
     this.#undo = [];
+  }
+
+  /** The changelog was read to its end: queued restore writes reach the backing. */
+  restored(_streamTime: number): void {
+    this.backing.flush?.();
   }
 
   rollback(): void {

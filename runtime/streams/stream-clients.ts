@@ -59,6 +59,8 @@ export interface StreamConsumer {
   /** The next offset the consumer fetches for each partition, where known. */
   position(partitions: TopicPartition[]): (TopicPartition & { offset?: number })[];
   highWatermark(topic: string, partition: number): number | undefined;
+  /** Asks the partition leader for a partition's end (any topic): checkpoints of state on disk. */
+  queryHighWatermark?(topic: string, partition: number, timeoutMs: number): Promise<number>;
   onError(listener: (error: unknown) => void): void;
   disconnect(timeoutMs: number): Promise<void>;
 }
@@ -166,6 +168,10 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
       const { highOffset } = raw.getWatermarkOffsets(topic, partition);
       return typeof highOffset === 'number' && highOffset >= 0 ? highOffset : undefined;
     },
+    queryHighWatermark: (topic, partition, timeoutMs) =>
+      call<{ highOffset: number }>('queryWatermarkOffsets', (cb) =>
+        raw.queryWatermarkOffsets(topic, partition, timeoutMs, cb as never),
+      ).then(({ highOffset }) => highOffset),
     onError: (listener) => raw.on('event.error', listener),
     disconnect: (timeoutMs) => disconnect(raw, timeoutMs),
   };

@@ -8,12 +8,14 @@ import type { KafkaSettings } from '../kafka/rdkafka.js';
 import { ERRORS, KafkaError, toKafkaError } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../log-error.js';
+import { CheckpointWriter } from './checkpoint-writer.js';
 import { classifyError, DEAD_LETTER_AFTER_MS, LoopStalledError, RECORD_ATTEMPTS } from './errors.js';
 import { Rebalances } from './rebalances.js';
 import { RecordProcessing } from './record-processing.js';
 import { restoreTasks } from './restore.js';
 import { RestoreOrchestrator, type RestoreTasks } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext, seekTask } from './runner-context.js';
+import { StateDirs } from './state-dirs.js';
 import { type ConsumedMessage, type CreateStreamClients, librdkafkaClients } from './stream-clients.js';
 import type { Instrument, StreamTask } from './stream-task.js';
 import type { TaskState } from './task-state.js';
@@ -71,6 +73,11 @@ export interface StreamAppOptions<V> {
   restoreRetryMaxMs?: number;
   /** The Kafka clients (default librdkafka; unit tests pass a fake). */
   clients?: CreateStreamClients;
+  /**
+   * The root of the state directories (PROCESSOR_STATE_DIR) when stores keep their state on disk
+   * (PROCESSOR_STATE_STORE=lmdb): one directory per task, `<root>/<appId>/<instanceId>/<topic>-<partition>`.
+   */
+  stateDir?: string;
   /** How a restore reads the changelogs (default restore.ts over the same Kafka; unit tests pass a fake). */
   restore?: RestoreTasks<V>;
 }
@@ -86,6 +93,8 @@ export interface TaskStatus {
   restoreFailures: number;
   /** Why the last restore attempt failed, while it is retried. */
   restoreError?: string;
+  /** While restoring: changelog records restored, and how many there are to restore (once known). */
+  restoreProgress?: { records: number; total?: number };
 }
 
 export interface StreamApp {
@@ -94,6 +103,8 @@ export interface StreamApp {
   /** Ready, or what keeps it from being ready (one line each: a partition and its last restore error, …). */
   readiness(): { ready: boolean; reasons: string[] };
   tasks(): TaskStatus[];
+  /** Bytes the state directories take on disk (undefined: state in memory). */
+  stateDiskBytes?(): number | undefined;
   /** Settles when the app stopped: closed, or a fatal error (then `failure()` says which). */
   readonly stopped: Promise<void>;
   /** Why the app stopped by itself, if it did. */
@@ -111,6 +122,13 @@ export function stallTimeoutMs(
   return config.PROCESSOR_TRANSACTION_TIMEOUT_MS + Math.max(10_000, 2 * config.SCHEMA_REGISTRY_TIMEOUT);
 }
 
+/** The root of the state directories when the stores keep their state on disk, else undefined (in memory). */
+export function stateDirOf(
+  config: Pick<Config, 'PROCESSOR_STATE_STORE' | 'PROCESSOR_STATE_DIR'>,
+): string | undefined {
+  return config.PROCESSOR_STATE_STORE === 'lmdb' ? config.PROCESSOR_STATE_DIR : undefined;
+}
+
 /** A cycle busy this long is named in readiness (a normal one takes milliseconds, a commit a few hundred). */
 const BUSY_REPORTED_AFTER_MS = 5_000;
 /** Failed cycles in a row from which readiness reports the failure being retried. */
@@ -118,7 +136,9 @@ const FAILURES_REPORTED_AFTER = 3;
 
 /** Why a task is not running yet, as readiness reports it. */
 function notRunning<V>(task: StreamTask<V>): string {
-  const { failures, lastError } = task.restore;
+  const { failures, lastError, records, total } = task.restore;
+  if (failures === 0 && task.state === 'restoring' && total !== undefined)
+    return `${nameOf(task)} restoring: ${records} of ${total} changelog records`;
   if (failures === 0) return `${nameOf(task)} ${task.state}`;
   return `${nameOf(task)} ${task.state}: restore failed ${failures} time${failures === 1 ? '' : 's'}, retrying (last error: ${lastError})`;
 }
@@ -157,6 +177,8 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   let closing = false;
   let failure: Error | undefined;
   let rebalances: Rebalances<V> | undefined;
+  const stateDirs =
+    options.stateDir === undefined ? undefined : new StateDirs(options.stateDir, appId, instanceId);
   const clients = createClients({
     settings,
     groupId: appId,
@@ -198,6 +220,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     transactionTimeoutMs,
     commitIntervalMs,
     commitMaxRecords,
+    ...(stateDirs === undefined ? {} : { checkpoints: new CheckpointWriter<V>(consumer, log) }),
   });
   const restorer = new RestoreOrchestrator<V>(context, restore, {
     retryInitialMs: restoreRetryInitialMs,
@@ -205,7 +228,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   });
   const processing = new RecordProcessing<V>(topology, limits, cycle, deadLetterAfterMs);
   const readsAhead = topology.sources.some((s) => s.readAhead !== undefined);
-  const joinedRebalances = new Rebalances<V>(context, { topology, restorer, cycle });
+  const joinedRebalances = new Rebalances<V>(context, { topology, restorer, cycle, stateDirs });
 
   /**
    * Offsets follow the consumer's position past what was processed (transaction markers, aborted
@@ -386,6 +409,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     joinedRebalances.finish();
     await consumer.disconnect(10_000);
     await cycle.close();
+    await stateDirs?.closeAll();
   }
 
   await cycle.open();
@@ -398,6 +422,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     joinedRebalances.finish();
     await consumer.disconnect(10_000);
     await cycle.close();
+    await stateDirs?.closeAll();
     throw error;
   }
   log.info({ sources, transactionalId: memberId }, 'stream app started');
@@ -437,7 +462,16 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
         stores: Object.fromEntries(t.storeSizes()),
         restoreFailures: t.restore.failures,
         ...(t.restore.lastError === undefined ? {} : { restoreError: t.restore.lastError }),
+        ...(t.state === 'restoring'
+          ? {
+              restoreProgress: {
+                records: t.restore.records,
+                ...(t.restore.total === undefined ? {} : { total: t.restore.total }),
+              },
+            }
+          : {}),
       })),
+    stateDiskBytes: () => stateDirs?.sizeOnDisk(),
     stopped,
     failure: () => failure,
     async close() {

@@ -2,8 +2,11 @@
 // the part of the open transaction it wrote. It never talks to Kafka: the poll loop feeds it records,
 // sends what it forwards, and tells it when the transaction committed or aborted.
 import type { Logger } from '../log.js';
+import { type ChangelogBounds, restoreStart } from './checkpoint.js';
 import { PartitionPosition } from './partition-position.js';
 import type { ForwardOptions, InputRecord, Processor, ProcessorContext, Punctuator } from './processor.js';
+import type { TaskStateDir } from './state-dir.js';
+import type { StateDirs } from './state-dirs.js';
 import type { ChangelogRecord, StateStore } from './store.js';
 import { advanceStreamTime, recordLeadBeyondAllowed } from './stream-time.js';
 import { type PartitionPort, type TaskState, TaskStateMachine } from './task-state.js';
@@ -30,6 +33,8 @@ export interface StreamTaskOptions<V> {
   logger: Logger;
   /** The clock stream time is bounded by (a record far in the future cannot move it there). */
   now?: () => number;
+  /** Where the app keeps state on disk (undefined: in memory). */
+  stateDirs?: StateDirs;
 }
 
 /** A record this far or farther ahead of the clock is logged, at most once per this interval per partition. */
@@ -75,7 +80,14 @@ export class StreamTask<V> {
     done: boolean;
     /** Why the last attempt failed, while it is retried (readiness names it). */
     lastError?: string;
-  } = { failures: 0, retryAt: 0, done: false };
+    /** Changelog records restored so far in this attempt, and how many there are to read (once known). */
+    records: number;
+    total: number | undefined;
+  } = { failures: 0, retryAt: 0, done: false, records: 0, total: undefined };
+  /** The task's state directory, when the app keeps state on disk. */
+  readonly stateDir: TaskStateDir | undefined;
+  /** The end offset each changelog was restored to in this attempt: the checkpoint written when it finishes. */
+  #restoredTo = new Map<string, bigint>();
 
   constructor(private readonly options: StreamTaskOptions<V>) {
     this.topic = options.source.topic;
@@ -88,21 +100,93 @@ export class StreamTask<V> {
     this.#now = options.now ?? Date.now;
     this.log = options.logger.child({ topic: this.topic, partition: this.partition });
     this.machine = new TaskStateMachine(this.topic, this.partition, options.port);
+    this.stateDir = options.stateDirs?.acquire(this.topic, this.partition);
+    const distrust = this.stateDir?.takeDistrust();
+    if (distrust !== undefined) this.#wipe(distrust);
     this.resetStores();
+  }
+
+  /** Empties the task's state on disk, with the one line that says why. */
+  #wipe(reason: string): void {
+    this.log.warn({ stateDir: this.stateDir!.path }, `state store wiped, restoring in full: ${reason}`);
+    this.stateDir!.wipe();
   }
 
   get state(): TaskState {
     return this.machine.state;
   }
 
-  /** Fresh empty stores (before a restore, or a restore attempt after a failed one). */
+  /**
+   * The stores before a restore (or a restore attempt after a failed one): fresh and empty in memory, or
+   * on disk as of the checkpoint (a restore reads only what the changelog holds after it).
+   */
   resetStores(): void {
     for (const store of this.#stores.values()) store.close?.();
     this.#stores = new Map(
-      this.options.topology.stores.map((spec) => [spec.name, spec.create(this.partition)]),
+      this.options.topology.stores.map((spec) => [spec.name, spec.create(this.partition, this.stateDir)]),
     );
+    this.streamTime = this.stateDir?.checkpoint?.streamTime ?? 0;
+    this.#committedStreamTime = this.streamTime;
+    this.#restoredTo.clear();
+    this.restore.records = 0;
+    this.restore.total = undefined;
+  }
+
+  /**
+   * Where the restore of a changelog starts, given its bounds now: after the checkpoint when the state on
+   * disk can be trusted, else from the beginning over a wiped store (undefined). In memory: the beginning.
+   * A wipe empties the whole task directory: right for the topologies here, whose tasks have one store
+   * (one changelog) each; a task with several would have to decide every topic before reading any.
+   */
+  restoreFrom(topic: string, bounds: ChangelogBounds): bigint | undefined {
+    const dir = this.stateDir;
+    if (dir === undefined) return undefined;
+    const checkpoint = dir.checkpoint;
+    const offset = checkpoint?.offsets[topic];
+    const start = restoreStart(
+      offset === undefined ? undefined : BigInt(offset),
+      bounds,
+      checkpoint === undefined ? undefined : `its checkpoint has no offset for ${topic}`,
+    );
+    if (start.kind === 'tail') return start.from;
+    if (start.reason !== undefined) this.#wipe(start.reason);
+    else {
+      this.log.info(
+        { stateDir: dir.path },
+        'no state on disk yet (a new or deleted directory): restoring in full',
+      );
+      dir.wipe(); // whatever an unfinished restore of this process wrote goes
+    }
     this.streamTime = 0;
     this.#committedStreamTime = 0;
+    return undefined;
+  }
+
+  /** A changelog was read to `end` (exclusive): part of the checkpoint written once the restore finishes. */
+  restoredTo(topic: string, end: bigint): void {
+    this.#restoredTo.set(topic, end);
+  }
+
+  /**
+   * After a commit: the changelog offsets below which the state on disk holds everything (each topic's
+   * end as the brokers answered after the commit, before this task's next changelog write).
+   */
+  checkpoint(offsets: ReadonlyMap<string, bigint>, streamTime: number): void {
+    if (this.stateDir === undefined || this.state !== 'running') return;
+    this.stateDir.writeCheckpoint({
+      offsets: Object.fromEntries([...offsets].map(([topic, offset]) => [topic, String(offset)])),
+      streamTime,
+    });
+  }
+
+  /** The partition was lost: another owner may write its changelog, so no checkpoint taken since holds. */
+  forgetCheckpoint(): void {
+    this.stateDir?.forgetCheckpoint();
+  }
+
+  /** Stream time as of the last commit. */
+  get committedStreamTime(): number {
+    return this.#committedStreamTime;
   }
 
   /** The changelog topic of each store for this task's source topic. */
@@ -113,12 +197,18 @@ export class StreamTask<V> {
   /** One changelog record (read_committed, in order). */
   restoreRecord(store: string, record: ChangelogRecord): void {
     this.#stores.get(store)!.restore(record);
+    this.restore.records++;
     this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, this.#now());
   }
 
   /** The state is complete: the processor starts. The runner then moves the task to RUNNING. */
   finishRestore(): void {
     for (const store of this.#stores.values()) store.restored?.(this.streamTime);
+    if (this.stateDir !== undefined && this.#restoredTo.size === this.#changelogs.length)
+      this.stateDir.writeCheckpoint({
+        offsets: Object.fromEntries([...this.#restoredTo].map(([topic, end]) => [topic, String(end)])),
+        streamTime: this.streamTime,
+      });
     this.#committedStreamTime = this.streamTime;
     this.#punctuations = [];
     this.#processor = this.options.topology.processor.create();

@@ -4,12 +4,14 @@
 // committed; a fenced producer replaced; a commit whose outcome is unknown handed to new clients.
 import { toKafkaError } from '../kafka/rdkafka.js';
 import { errorFields } from '../log-error.js';
+import type { CheckpointWriter } from './checkpoint-writer.js';
 import type { OutRecord } from './eos-producer.js';
 import {
   CommitOutcomeUnknownError,
   classifyError,
   NewClientsNeededError,
   PartitionsLostError,
+  StateStoreFailedError,
   StreamAppStoppedError,
 } from './errors.js';
 import { backoffDelay, retry } from './retry.js';
@@ -17,7 +19,7 @@ import { nameOf, type RunnerContext, seekTask, sleep } from './runner-context.js
 import type { StreamProducer } from './stream-clients.js';
 import type { StreamTask } from './stream-task.js';
 
-export interface TransactionCycleOptions {
+export interface TransactionCycleOptions<V = unknown> {
   newProducer: () => StreamProducer;
   /** The transactional id (and static member id) and the instance id, for the fencing message. */
   memberId: string;
@@ -26,6 +28,8 @@ export interface TransactionCycleOptions {
   transactionTimeoutMs: number;
   commitIntervalMs: number;
   commitMaxRecords: number;
+  /** Checkpoints of state on disk, taken after commits (none: state in memory). */
+  checkpoints?: CheckpointWriter<V>;
 }
 
 /** A transient error in the loop is retried after this back-off, doubling up to the maximum. */
@@ -47,7 +51,7 @@ export class TransactionCycle<V> {
 
   constructor(
     private readonly context: RunnerContext<V>,
-    private readonly options: TransactionCycleOptions,
+    private readonly options: TransactionCycleOptions<V>,
   ) {}
 
   get #current(): StreamProducer {
@@ -158,6 +162,8 @@ export class TransactionCycle<V> {
       throw new PartitionsLostError(
         `the open transaction holds records of ${gone.map(nameOf).join(', ')}, no longer this instance's`,
       );
+    // A checkpoint asking for the changelogs' ends must have its answer before anything more is written.
+    await this.options.checkpoints?.settled();
     for (const task of dirty) {
       for (const { topic, record } of task.takeChangelog()) {
         // Each changelog record goes to the input's partition number: the state moves with its partition.
@@ -182,9 +188,19 @@ export class TransactionCycle<V> {
     const seconds = (performance.now() - started) / 1000;
     for (const task of dirty) {
       const records = task.position.records;
-      task.committed(instrument);
+      try {
+        task.committed(instrument);
+      } catch (error) {
+        // The state on disk could not take the commit (a full disk): the stage stops; a restart restores
+        // from the checkpoint, which is behind this commit.
+        throw new StateStoreFailedError(
+          `the state store of ${nameOf(task)} could not write a committed transaction (${(error as Error).message ?? String(error)}): stopping`,
+          { cause: error },
+        );
+      }
       instrument('stream.batch', { topic: task.topic }, records);
     }
+    this.options.checkpoints?.committed(dirty);
     instrument('stream.transaction', {}, seconds);
     instrument('stream.batch.seconds', {}, (Date.now() - this.#startedAt) / 1000);
     this.#records = 0;
@@ -274,7 +290,7 @@ export class TransactionCycle<V> {
    * record that failed). Returns once the next cycle may start.
    */
   async onFailure(error: unknown, backOff = true): Promise<void> {
-    if (error instanceof NewClientsNeededError) {
+    if (error instanceof NewClientsNeededError || error instanceof StateStoreFailedError) {
       this.context.stop(error);
       return;
     }

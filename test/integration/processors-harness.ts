@@ -248,7 +248,7 @@ export class ProcessorsHarness {
     args: readonly string[],
     extra: Record<string, string> = {},
     startTimeoutMs = 60_000,
-  ): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
+  ): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; logs: string[] }> {
     const child = spawn(
       process.execPath,
       [path.join(repoRoot, 'tools/cli/hookledger.js'), 'process', ...args],
@@ -270,6 +270,8 @@ export class ProcessorsHarness {
     const echo = process.env.TEST_LOG_LEVEL !== undefined && process.env.TEST_LOG_LEVEL !== 'silent';
     // The child's last log lines, printed if the test fails: what it was doing is the first question.
     const recent: string[] = [];
+    /** Every log line, for a test that checks what the process said. */
+    const logs: string[] = [];
     onTestFailed(() => {
       process.stderr.write(
         `--- last ${recent.length} log lines of hookledger process ${args.join(' ')} (pid ${child.pid}) ---\n${recent.join('\n')}\n---\n`,
@@ -287,6 +289,7 @@ export class ProcessorsHarness {
           buffered = buffered.slice(nl + 1);
           nl = buffered.indexOf('\n');
           recent.push(line);
+          logs.push(line);
           if (recent.length > RECENT_LOG_LINES) recent.shift();
           try {
             const entry = JSON.parse(line) as { msg?: string; url?: string };
@@ -307,7 +310,7 @@ export class ProcessorsHarness {
         startTimeoutMs,
       ).unref();
     });
-    return { child, url, exited };
+    return { child, url, exited, logs };
   }
 }
 

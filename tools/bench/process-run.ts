@@ -148,7 +148,11 @@ export function spawnWorker(
   env: Env,
   prefix: string,
   args: WorkerArgs,
-  { profileDir, instanceId }: { profileDir?: string; instanceId?: string } = {},
+  {
+    profileDir,
+    instanceId,
+    extraEnv = {},
+  }: { profileDir?: string; instanceId?: string; extraEnv?: Record<string, string> } = {},
 ): Worker {
   const child = spawn(
     process.execPath,
@@ -166,6 +170,7 @@ export function spawnWorker(
         TOPIC_PREFIX: prefix,
         // Instances of one app running at once need their own id (static member, transactional id).
         ...(instanceId === undefined ? {} : { HOOKLEDGER_INSTANCE_ID: instanceId }),
+        ...extraEnv,
         BENCH_WORKER: JSON.stringify(args),
       },
       // The worker's logs go to our stderr: stdout carries only the report.

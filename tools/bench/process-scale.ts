@@ -45,9 +45,15 @@ async function counts(workers: readonly Worker[]): Promise<number[]> {
 }
 
 /** Runs `instances` routers of one group over the prefix's raw topic until it is all committed. */
-async function measure(env: Env, prefix: string, instances: number, total: number): Promise<ScaleRun> {
+export async function measure(
+  env: Env,
+  prefix: string,
+  instances: number,
+  total: number,
+  extraEnv: Record<string, string> = {},
+): Promise<ScaleRun> {
   const workers = Array.from({ length: instances }, (_, i) =>
-    spawnWorker(env, prefix, { mode: 'router' }, { instanceId: `bench-scale-${instances}-${i}` }),
+    spawnWorker(env, prefix, { mode: 'router' }, { instanceId: `bench-scale-${instances}-${i}`, extraEnv }),
   );
   try {
     await Promise.all(workers.map((w) => w.started));
@@ -95,8 +101,8 @@ async function measure(env: Env, prefix: string, instances: number, total: numbe
   }
 }
 
-const rate = (r: ScaleRun) => r.records / r.seconds;
-const cpuPerEvent = (r: ScaleRun) => (r.instancesCpu / r.records) * 1e6;
+export const rate = (r: ScaleRun) => r.records / r.seconds;
+export const cpuPerEvent = (r: ScaleRun) => (r.instancesCpu / r.records) * 1e6;
 
 export function renderScaleOut(
   runs: readonly ScaleRun[],

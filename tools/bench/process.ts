@@ -48,6 +48,7 @@ import {
   type Worker,
 } from './process-run.js';
 import { scaleOut } from './process-scale.js';
+import { compareStateStores } from './process-state.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -78,6 +79,10 @@ const { values: opts } = parseArgs({
     'router-only': { type: 'boolean', default: false },
     /** Only the router with 1 and 2 instances (process-scale.ts), into its own section. */
     'scale-out': { type: 'boolean', default: false },
+    /** Only the router with its state in memory against on disk (process-state.ts), alternately, printed. */
+    'state-store': { type: 'boolean', default: false },
+    /** --state-store: runs of each. */
+    rounds: { type: 'string', default: '2' },
   },
 });
 
@@ -131,6 +136,15 @@ async function main(): Promise<void> {
   const brokerPid = opts['broker-pid'] ? Number(opts['broker-pid']) : findBrokerPid(brokers[0]!);
   const env: Env = { bench, settings, admin, partitions, brokerPid };
   log(`broker pid ${brokerPid ?? 'not found (pass --broker-pid)'}`);
+  if (opts['state-store']) {
+    try {
+      await compareStateStores(env, { ids, retries, rounds: Number(opts.rounds) });
+    } finally {
+      admin.close();
+      await bench.stop();
+    }
+    return;
+  }
   if (scale) {
     try {
       await scaleOut(bench, env, {

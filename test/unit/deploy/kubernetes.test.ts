@@ -208,6 +208,15 @@ describe('the Kubernetes manifests', () => {
     expect(processors.spec.replicas).toBeLessThanOrEqual(Number(configMap.TOPIC_PARTITIONS));
   });
 
+  it('keep each processor instance’s state on a volume of its own, mounted where PROCESSOR_STATE_DIR says', () => {
+    expect(envOf(processors).PROCESSOR_STATE_STORE).toBe('lmdb');
+    const mount = containerOf(processors).volumeMounts.find((m: Yaml) => m.name === 'state');
+    expect(mount.mountPath).toBe(envOf(processors).PROCESSOR_STATE_DIR);
+    const [claim] = processors.spec.volumeClaimTemplates;
+    expect(claim.metadata.name).toBe('state');
+    expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
+  });
+
   it('keep each workload in a disruption budget of one pod at a time', () => {
     for (const [name, labels] of [
       ['hookledger-ingest', ingest.spec.selector.matchLabels],

@@ -69,6 +69,20 @@ describe('configuration from the environment', () => {
     );
   });
 
+  it('keeps processor state in memory by default; on disk it needs a directory', () => {
+    expect(loadConfig(minimal).PROCESSOR_STATE_STORE).toBe('memory');
+    expect(errorOf({ ...minimal, PROCESSOR_STATE_STORE: 'lmdb' })).toMatch(
+      /^PROCESSOR_STATE_DIR: is required with PROCESSOR_STATE_STORE=lmdb/,
+    );
+    expect(errorOf({ ...minimal, PROCESSOR_STATE_STORE: 'rocksdb' })).toMatch(/^PROCESSOR_STATE_STORE: /);
+    const onDisk = loadConfig({
+      ...minimal,
+      PROCESSOR_STATE_STORE: 'lmdb',
+      PROCESSOR_STATE_DIR: '/var/lib/hookledger',
+    });
+    expect(onDisk.PROCESSOR_STATE_DIR).toBe('/var/lib/hookledger');
+  });
+
   it('serves operations on the loopback by default, on a port of their own', () => {
     const config = loadConfig(minimal);
     expect(config.INGEST_OPS_HOST).toBe('127.0.0.1');

@@ -1,12 +1,22 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { hashId, IdSet } from '../../../runtime/streams/id-set.js';
+import { type IdStore, LmdbIdSet } from '../../../runtime/streams/lmdb-id-set.js';
+import { useTempStateDirs } from '../../helpers/temp-state-dir.js';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z');
 
-describe('IdSet', () => {
+const dirs = useTempStateDirs();
+
+/** The same behaviour from the id set in memory and the one on disk. */
+const KINDS: [string, (initialCapacity?: number) => IdStore][] = [
+  ['IdSet (memory)', (initialCapacity) => new IdSet({ initialCapacity })],
+  ['LmdbIdSet (disk)', () => new LmdbIdSet(dirs.open(), 'dedupe')],
+];
+
+describe.each(KINDS)('%s', (kind, create) => {
   it('remembers an id with the second it was seen and its tag', () => {
-    const ids = new IdSet();
+    const ids = create();
     ids.set('fixtures/wh_0001', T0 + 1_500, 1);
     expect(ids.has('fixtures/wh_0001')).toBe(true);
     expect(ids.get('fixtures/wh_0001')).toEqual({ seenAt: T0 + 1_000, tag: 1 });
@@ -16,13 +26,13 @@ describe('IdSet', () => {
   });
 
   it('the same webhook id from another source is another id', () => {
-    const ids = new IdSet();
+    const ids = create();
     ids.set('energy/wh_1', T0, 1);
     expect(ids.has('sandbox/wh_1')).toBe(false);
   });
 
   it('setting an id again replaces its time and tag (a redrive records its new decision)', () => {
-    const ids = new IdSet();
+    const ids = create();
     ids.set('s/wh_1', T0, 3);
     ids.set('s/wh_1', T0 + 60_000, 1);
     expect(ids.size).toBe(1);
@@ -30,24 +40,14 @@ describe('IdSet', () => {
   });
 
   it('refuses a tag outside 1–255 and a time that is not a number', () => {
-    const ids = new IdSet();
+    const ids = create();
     expect(() => ids.set('a', T0, 0)).toThrow(RangeError);
     expect(() => ids.set('a', T0, 256)).toThrow(RangeError);
     expect(() => ids.set('a', Number.NaN, 1)).toThrow(RangeError);
   });
 
-  it('grows past its initial capacity and keeps every id', () => {
-    const ids = new IdSet({ initialCapacity: 16 });
-    for (let i = 0; i < 10_000; i++) ids.set(`s/wh_${i}`, T0 + i * 1000, 1 + (i % 3));
-    expect(ids.size).toBe(10_000);
-    for (let i = 0; i < 10_000; i++)
-      expect(ids.get(`s/wh_${i}`)).toEqual({ seenAt: T0 + i * 1000, tag: 1 + (i % 3) });
-    // At most 3/4 full: 10 000 ids need 16 384 slots of 21 bytes.
-    expect(ids.byteLength).toBe(16_384 * 21);
-  });
-
   it('expires by stream time: ids seen before it go, ids seen at or after it stay', () => {
-    const ids = new IdSet();
+    const ids = create();
     for (let i = 0; i < 1_000; i++) ids.set(`s/wh_${i}`, T0 + i * 1000, 1);
     expect(ids.expireBefore(T0 + 400_000)).toBe(400);
     expect(ids.size).toBe(600);
@@ -56,14 +56,14 @@ describe('IdSet', () => {
   });
 
   it('never expires an id early: within its second it stays', () => {
-    const ids = new IdSet();
+    const ids = create();
     ids.set('s/wh_1', T0 + 999, 1);
     expect(ids.expireBefore(T0 + 999)).toBe(0);
     expect(ids.expireBefore(T0 + 1_000)).toBe(1);
   });
 
   it('deletes single ids and keeps every other id reachable', () => {
-    const ids = new IdSet({ initialCapacity: 64 });
+    const ids = create(64);
     for (let i = 0; i < 40; i++) ids.set(`k${i}`, T0, 1);
     for (let i = 0; i < 40; i += 2) expect(ids.delete(`k${i}`)).toBe(true);
     expect(ids.delete('k0')).toBe(false);
@@ -76,10 +76,12 @@ describe('IdSet', () => {
       s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0;
       return s / 2 ** 32;
     };
-    const ids = new IdSet({ initialCapacity: 16 });
+    const ids = create(16);
     const model = new Map<string, { seenAt: number; tag: number }>();
     let now = T0;
-    for (let step = 0; step < 20_000; step++) {
+    // Each step of the disk set is a write transaction: fewer steps keep the test quick.
+    const steps = kind.startsWith('IdSet') ? 20_000 : 4_000;
+    for (let step = 0; step < steps; step++) {
       const id = `s/wh_${Math.floor(random() * 500)}`;
       const roll = random();
       if (roll < 0.6) {
@@ -107,6 +109,18 @@ describe('IdSet', () => {
     for (const [k, v] of model) expect(ids.get(k)).toEqual(v);
     const hashes = new Set([...ids.entries()].map((e) => e.hash.toString('hex')));
     expect(hashes).toEqual(new Set([...model.keys()].map((k) => hashId(k).toString('hex'))));
+  });
+});
+
+describe('IdSet', () => {
+  it('grows past its initial capacity and keeps every id', () => {
+    const ids = new IdSet({ initialCapacity: 16 });
+    for (let i = 0; i < 10_000; i++) ids.set(`s/wh_${i}`, T0 + i * 1000, 1 + (i % 3));
+    expect(ids.size).toBe(10_000);
+    for (let i = 0; i < 10_000; i++)
+      expect(ids.get(`s/wh_${i}`)).toEqual({ seenAt: T0 + i * 1000, tag: 1 + (i % 3) });
+    // At most 3/4 full: 10 000 ids need 16 384 slots of 21 bytes.
+    expect(ids.byteLength).toBe(16_384 * 21);
   });
 
   it('holds an id as the first 16 bytes of its SHA-256', () => {

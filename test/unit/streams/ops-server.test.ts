@@ -42,4 +42,30 @@ describe('the stream apps’ ops server', () => {
       checks: { accepting: true, 'dedupe-router': true, tables: true },
     });
   });
+
+  it('shows the bytes each stage keeps on disk, restoring or ready, and the restore progress as a reason', async () => {
+    let readiness = {
+      ready: false,
+      reasons: ['webhooks.raw[0] restoring: 1200 of 5000 changelog records'],
+      stateDiskBytes: 4_096,
+    };
+    server = await startOpsServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: new Registry(),
+      checks: { 'dedupe-router': () => readiness, tables: () => true },
+    });
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({
+      ready: false,
+      checks: { accepting: true, 'dedupe-router': false, tables: true },
+      reasons: { 'dedupe-router': ['webhooks.raw[0] restoring: 1200 of 5000 changelog records'] },
+      stateDiskBytes: { 'dedupe-router': 4_096 },
+    });
+    readiness = { ready: true, reasons: [], stateDiskBytes: 8_192 };
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({
+      ready: true,
+      checks: { accepting: true, 'dedupe-router': true, tables: true },
+      stateDiskBytes: { 'dedupe-router': 8_192 },
+    });
+  });
 });

@@ -1,10 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
+import { LmdbBacking } from '../../../runtime/streams/lmdb-backing.js';
+import { ChangelogKeyValueStore, type KeyValueBacking, MapBacking } from '../../../runtime/streams/store.js';
+import { useTempStateDirs } from '../../helpers/temp-state-dir.js';
 
 const codec = { encode: (v: number) => Buffer.from(String(v)), decode: (b: Buffer) => Number(b.toString()) };
-const store = () => new ChangelogKeyValueStore<number>('s', new MapBacking<number>(), codec);
+const dirs = useTempStateDirs();
 
-describe('a changelog-backed key-value store', () => {
+/** The same store over its state in memory and on disk. */
+const BACKINGS: [string, () => KeyValueBacking<number>][] = [
+  ['in memory', () => new MapBacking<number>()],
+  ['on disk (LMDB)', () => new LmdbBacking<number>(dirs.open(), 's', codec, () => undefined)],
+];
+
+describe.each(BACKINGS)('a changelog-backed key-value store %s', (_kind, backing) => {
+  const store = () => new ChangelogKeyValueStore<number>('s', backing(), codec);
+
   it('shows a batch its own writes before they commit', () => {
     const s = store();
     s.put('a', 1, 10);
@@ -49,7 +59,9 @@ describe('a changelog-backed key-value store', () => {
   });
 });
 
-describe('a changelog-backed store within one transaction', () => {
+describe.each(BACKINGS)('a changelog-backed store %s within one transaction', (_kind, backing) => {
+  const store = () => new ChangelogKeyValueStore<number>('s', backing(), codec);
+
   it('coalesces writes to the last value per key', () => {
     const s = store();
     s.put('a', 1, 10);

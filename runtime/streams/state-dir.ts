@@ -1,0 +1,236 @@
+// The on-disk state of one task (one input partition): an LMDB environment in
+// `<root>/<app>/<instance>/<topic>-<partition>`, locked against a second process, holding each store's database
+// and the task's checkpoint (the changelog offset per store topic its state reflects).
+//
+// Writes skip fsync (LMDB's noSync): the changelog, not the disk, is the record of truth. A killed
+// process loses nothing (its writes are in the page cache); a machine that restarted may have lost
+// unsynced pages, so a store last written under another boot is wiped and restored in full.
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Database, RootDatabase } from 'lmdb';
+import { type Checkpoint, encodeCheckpoint, parseCheckpoint } from './checkpoint.js';
+import { StateStoreFailedError } from './errors.js';
+
+const CHECKPOINT_KEY = 'checkpoint';
+const BOOT_KEY = 'boot';
+const LOCK_FILE = 'LOCK';
+
+/** LMDB's binding, loaded on first use: a process keeping its state in memory never loads it (~60 ms). */
+let lmdb: typeof import('lmdb') | undefined;
+const loadLmdb = () => {
+  lmdb ??= createRequire(import.meta.url)('lmdb') as typeof import('lmdb');
+  return lmdb;
+};
+
+/** Locks held by this process: a lock file naming our own pid but not in here is a dead predecessor's. */
+const heldHere = new Set<string>();
+
+/** Another live process holds the directory: the stage stops with one line (a StateStoreFailedError). */
+export class StateDirLockedError extends StateStoreFailedError {
+  override name = 'StateDirLockedError';
+}
+
+/** The machine's boot id (Linux): writes made under another boot may not have reached the disk. */
+function bootId(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes the directory's lock file, or throws naming the live process that holds it. */
+function lock(dir: string): void {
+  const file = join(dir, LOCK_FILE);
+  if (heldHere.has(file))
+    throw new StateDirLockedError(`state directory ${dir} is already open in this process`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      heldHere.add(file);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
+      if (Number.isInteger(pid) && isAlive(pid))
+        throw new StateDirLockedError(
+          `state directory ${dir} is locked by process ${pid}: two processes may not share a state directory (give each instance its own PROCESSOR_STATE_DIR)`,
+        );
+      rmSync(file, { force: true }); // a dead process's lock
+    }
+  }
+  throw new StateDirLockedError(`state directory ${dir}: could not take its lock`);
+}
+
+function unlock(dir: string): void {
+  const file = join(dir, LOCK_FILE);
+  heldHere.delete(file);
+  rmSync(file, { force: true });
+}
+
+export interface TaskStateDirOptions {
+  root: string;
+  appId: string;
+  /**
+   * The stream app instance (a stream thread's own, `<instance>-<n>`): it gets its partitions back after a
+   * restart (static membership), and two threads of one process never share a directory.
+   */
+  instanceId: string;
+  topic: string;
+  partition: number;
+}
+
+/** The directory of a task's state under the root. */
+export function taskStateDirPath({ root, appId, instanceId, topic, partition }: TaskStateDirOptions): string {
+  return join(root, appId, instanceId, `${topic}-${partition}`);
+}
+
+export class TaskStateDir {
+  readonly path: string;
+  #env: RootDatabase<Buffer, string>;
+  #dbs = new Map<string, Database<Buffer, Buffer>>();
+  #checkpoint: Checkpoint | undefined;
+  /** Why the state on disk cannot be trusted as it is (then it is wiped before its restore); undefined: it can. */
+  #distrust: string | undefined;
+  #closed = false;
+
+  constructor(options: TaskStateDirOptions) {
+    this.path = taskStateDirPath(options);
+    const fresh = !existsSync(join(this.path, 'data.mdb'));
+    try {
+      mkdirSync(this.path, { recursive: true });
+    } catch (error) {
+      // A directory that cannot be made (permissions, a full or read-only volume) will not heal by retrying.
+      throw new StateStoreFailedError(
+        `state directory ${this.path} cannot be created: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    lock(this.path);
+    try {
+      this.#env = loadLmdb().open<Buffer, string>({
+        path: join(this.path, 'data.mdb'),
+        encoding: 'binary',
+        noSync: true,
+        maxDbs: 16,
+        // LMDB grows its map file as needed; this is only its first size.
+        mapSize: 64 * 1024 * 1024,
+      });
+    } catch (error) {
+      unlock(this.path);
+      throw new StateStoreFailedError(
+        `state directory ${this.path} cannot be opened: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const boot = bootId();
+    const stored = this.#env.getBinary(CHECKPOINT_KEY);
+    this.#checkpoint = parseCheckpoint(stored);
+    const storedBoot = this.#env.getBinary(BOOT_KEY)?.toString('utf8');
+    if (fresh) this.#distrust = undefined;
+    else if (stored === undefined) this.#distrust = 'it has no checkpoint (a restore never finished)';
+    else if (this.#checkpoint === undefined) this.#distrust = 'its checkpoint is unreadable';
+    else if (storedBoot !== boot)
+      this.#distrust = 'the machine restarted since it was written (unsynced writes may be lost)';
+    else this.#distrust = undefined;
+    if (this.#distrust !== undefined) this.#checkpoint = undefined;
+    if (storedBoot !== boot) this.#env.putSync(BOOT_KEY, Buffer.from(boot));
+  }
+
+  /** Why the state on disk cannot be trusted, once (the first task over it wipes it). */
+  takeDistrust(): string | undefined {
+    const reason = this.#distrust;
+    this.#distrust = undefined;
+    return reason;
+  }
+
+  /** No checkpoint any more: the next restore is a full one. */
+  forgetCheckpoint(): void {
+    if (this.#closed || this.#checkpoint === undefined) return;
+    this.#env.removeSync(CHECKPOINT_KEY);
+    this.#checkpoint = undefined;
+  }
+
+  /** A store's database (binary keys and values), created if new. */
+  database(name: string): Database<Buffer, Buffer> {
+    let db = this.#dbs.get(name);
+    if (db === undefined) {
+      db = this.#env.openDB<Buffer, Buffer>({ name, keyEncoding: 'binary', encoding: 'binary' });
+      this.#dbs.set(name, db);
+    }
+    return db;
+  }
+
+  /** Runs writes in one LMDB transaction (all or nothing). */
+  transaction<T>(write: () => T): T {
+    return this.#env.transactionSync(write);
+  }
+
+  get checkpoint(): Checkpoint | undefined {
+    return this.#checkpoint;
+  }
+
+  /** Records the changelog offsets and stream time the state now reflects. */
+  writeCheckpoint(checkpoint: Checkpoint): void {
+    if (this.#closed) return;
+    this.#env.putSync(CHECKPOINT_KEY, encodeCheckpoint(checkpoint));
+    this.#checkpoint = checkpoint;
+  }
+
+  /** Empties every store and forgets the checkpoint: the state is restored in full. */
+  wipe(): void {
+    this.#env.transactionSync(() => {
+      for (const db of this.#dbs.values()) db.clearSync();
+      this.#env.removeSync(CHECKPOINT_KEY);
+    });
+    this.#checkpoint = undefined;
+  }
+
+  /** Bytes the store takes on disk (its data file's allocated blocks). */
+  sizeOnDisk(): number {
+    try {
+      const { blocks, size } = statSync(join(this.path, 'data.mdb'));
+      return blocks > 0 ? blocks * 512 : size;
+    } catch {
+      return 0;
+    }
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#env.close();
+    } finally {
+      unlock(this.path);
+    }
+  }
+}
