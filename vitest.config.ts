@@ -2,10 +2,11 @@ import { defineConfig } from 'vitest/config';
 import { longestFirst } from './test/helpers/longest-first.js';
 
 /**
- * The long fault scenarios: a broker of a 3-broker cluster lost, a whole stack restarted over its data,
- * the only broker restarted or down past the session, the registry killed or frozen (and the stack
- * commands that do it), a commit answered after it timed out. `npm run test:faults` runs them;
- * `npm test` leaves them out (docs/testing.md says which lane proves which promise).
+ * The long scenarios: a broker of a 3-broker cluster lost, a whole stack restarted over its data, the
+ * only broker down past the session, the registry killed or frozen (and the stack commands that do it),
+ * a commit answered after it timed out, and the variants of what npm test proves once.
+ * `npm run test:faults` runs them; `npm test` leaves them out (docs/testing.md says which lane proves
+ * which promise).
  */
 const FAULTS = [
   'test/integration/cluster-broker-loss.test.ts',
@@ -23,6 +24,8 @@ const FAULTS = [
   'test/integration/scaling.test.ts',
   // SIGKILL mid-batch, restarted after the session ran out (npm test keeps the same-instance restart).
   'test/integration/processors-sigkill-backlog.test.ts',
+  // Replays compared with live, key by key (npm test keeps replay equals live: end-to-end, replay).
+  'test/integration/replay-diff.test.ts',
   // A SIGKILLed enrich child, restarted as the same instance.
   'test/integration/enrich-faults.test.ts',
   // A SIGKILL mid-transaction with the state on disk, and a restart as the same instance.
@@ -30,16 +33,19 @@ const FAULTS = [
 ];
 
 /**
- * The longest files first (measured in CI runs), so that two workers end together instead of one
- * finishing the README tour alone; vitest's own order (cached durations) for the rest.
+ * The order files start in: the README tour first (the longest by far), then the unit tests beside it,
+ * then the other integration files longest first (measured in CI runs), so that the workers end together
+ * instead of one finishing a long file alone; vitest's own order (cached durations) within each.
  */
-const SLOWEST = [
+const ORDER = [
   'test/integration/readme-tour.test.ts',
+  'test/unit/',
   'test/integration/processors-faults.test.ts',
   'test/integration/secured-cluster.test.ts',
+  'test/integration/processors-broker-restart.test.ts',
   'test/integration/startup-failures.test.ts',
   'test/integration/replay-diff.test.ts',
-  'test/integration/topics.test.ts',
+  'test/integration/ingest-faults.test.ts',
   'test/integration/cluster-broker-loss.test.ts',
   'test/integration/processors-faults-recovery.test.ts',
   'test/integration/start-again.test.ts',
@@ -55,13 +61,14 @@ const integration = {
   setupFiles: ['test/helpers/shared-stack-ready.ts'],
   testTimeout: 120_000,
   hookTimeout: 180_000,
-  // Two cores: the broker, the registry and the code under test share them.
-  maxWorkers: 2,
+  // Three files at once on two cores: most of an integration test's time is waiting (for a broker, a
+  // session timeout, a child process), and the README tour alone takes as long as a third of the rest.
+  maxWorkers: 3,
 };
 
 export default defineConfig({
   test: {
-    sequence: { sequencer: longestFirst(SLOWEST) },
+    sequence: { sequencer: longestFirst(ORDER) },
     projects: [
       {
         test: {
@@ -72,10 +79,11 @@ export default defineConfig({
           // process.env, console or timers it puts back (a shuffled order passes too).
           isolate: false,
           include: ['test/unit/**/*.test.ts'],
-          // Unit tests run first: a broken pure function fails in seconds, before any integration test.
+          // Beside the integration tests, not before them: unit tests keep the cores busy while integration
+          // tests wait on brokers, sessions and child processes (a broken pure function still fails in seconds).
           sequence: { groupOrder: 0 },
-          // Both cores (vitest's default is one less than the cores): nothing else runs meanwhile.
-          maxWorkers: 2,
+          // The integration lane's workers: one group shares one pool (vitest requires the same count).
+          maxWorkers: integration.maxWorkers,
         },
       },
       {
@@ -83,7 +91,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           exclude: FAULTS,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
           ...integration,
         },
       },
@@ -91,7 +99,7 @@ export default defineConfig({
         test: {
           name: 'faults',
           include: FAULTS,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 1 },
           ...integration,
         },
       },

@@ -269,6 +269,9 @@ const LEADERSHIP_SETTLING = new Set<number>([
   ERRORS.ERR_NOT_LEADER_FOR_PARTITION,
   ERRORS.ERR_LEADER_NOT_AVAILABLE,
   ERRORS.ERR_UNKNOWN_TOPIC_OR_PART,
+  // "Leader epoch is newer than broker epoch": the client saw the new leader before the broker did.
+  ERRORS.ERR_UNKNOWN_LEADER_EPOCH,
+  ERRORS.ERR_FENCED_LEADER_EPOCH,
 ]);
 
 /** A per-item error of an admin result (a plain `{ code, message }`) as a KafkaError. */

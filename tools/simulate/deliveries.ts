@@ -109,8 +109,11 @@ export interface GeneratorOptions {
    * platform's odds of the three variants when unset).
    */
   minimalRate?: number;
-  /** Told each switch's record as the platform has it after every trigger (the simulator's /graphql answers from it). */
-  onSwitch?: (id: string, fullRecord: Json) => void;
+  /**
+   * Told each switch's record as the platform has it after every trigger (the simulator's /graphql
+   * answers from it), and whether this delivery of it was thin (the Minimal query: a receiver fetches it).
+   */
+  onSwitch?: (id: string, fullRecord: Json, thin: boolean) => void;
 }
 
 export interface DeliveryGenerator {
@@ -241,7 +244,7 @@ export function createDeliveryGenerator({
       state = updateEnergySwitch(values, switches.get(id)!, clock - values.int(1, 90) * 1000);
     }
     switches.set(state.id, state);
-    onSwitch?.(state.id, energySwitchRecord(state, 'full'));
+    onSwitch?.(state.id, energySwitchRecord(state, 'full'), variant === 'minimal');
     lastSwitch = state.id;
     return { variant, entityId: state.id, record: energySwitchRecord(state, variant) };
   }

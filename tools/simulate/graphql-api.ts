@@ -25,9 +25,11 @@ export interface GraphqlApiOptions {
 export interface GraphqlApi {
   /** `http://host:port/graphql`: what deliveries name in `query.api`. */
   readonly url: string;
-  /** Records the switch's current full record (the generator's onSwitch). */
-  record(id: string, fullRecord: Json): void;
+  /** Records the switch's current full record (the generator's onSwitch), and a thin delivery of it. */
+  record(id: string, fullRecord: Json, thin?: boolean): void;
   readonly stats: { requests: number; answered: number; failed: number };
+  /** Thin deliveries sent whose switch has not been answered since (what the receiver has yet to fetch). */
+  unfetched(): number;
   /** When the last request came, ms. */
   lastRequestAt(): number;
   close(): Promise<void>;
@@ -40,6 +42,9 @@ export async function serveGraphqlApi({
   seed,
 }: GraphqlApiOptions): Promise<GraphqlApi> {
   const records = new Map<string, string>();
+  /** Per switch, its thin deliveries not answered yet: each answer for it settles one. */
+  const awaiting = new Map<string, number>();
+  let unfetched = 0;
   const random = createRandom(seed).fork('graphql-api');
   const stats = { requests: 0, answered: 0, failed: 0 };
   let lastAt = Date.now();
@@ -75,6 +80,11 @@ export async function serveGraphqlApi({
     }
     stats.answered++;
     const record = typeof id === 'string' ? records.get(id) : undefined;
+    const waiting = typeof id === 'string' ? (awaiting.get(id) ?? 0) : 0;
+    if (waiting > 0) {
+      awaiting.set(id as string, waiting - 1);
+      unfetched--;
+    }
     const root =
       record ?? writeJson({ __typename: 'OperationFailure', description: 'Energy switch not found' });
     send(res, 200, `{"data":{"getEnergySwitch":${root}}}`);
@@ -90,8 +100,14 @@ export async function serveGraphqlApi({
   const address = server.address() as AddressInfo;
   return {
     url: `http://${host}:${address.port}/graphql`,
-    record: (id, fullRecord) => records.set(id, writeJson(fullRecord)),
+    record(id, fullRecord, thin = false) {
+      records.set(id, writeJson(fullRecord));
+      if (!thin) return;
+      awaiting.set(id, (awaiting.get(id) ?? 0) + 1);
+      unfetched++;
+    },
     stats,
+    unfetched: () => unfetched,
     lastRequestAt: () => lastAt,
     async close() {
       for (const res of held) res.destroy();

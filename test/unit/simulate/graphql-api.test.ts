@@ -42,6 +42,10 @@ describe("the simulator's GraphQL API", () => {
     expect(record).toMatchObject({ __typename: 'EnergySwitch', id: minimal.at(-1)!.entityId });
     expect(Object.keys(record)).toContain('postcode');
     expect(answer).toMatch(/"amount":\d+\.\d{2}[,}]/);
+    // Each thin delivery waits for an answer about its switch; an answer settles one (one was asked above).
+    expect(api.unfetched()).toBe(minimal.length - 1);
+    await ask(api, minimal[0]!.entityId);
+    expect(api.unfetched()).toBe(minimal.length - 2);
     const unknown = await (await ask(api, 'es_0')).json();
     expect(unknown).toEqual({
       data: { getEnergySwitch: { __typename: 'OperationFailure', description: 'Energy switch not found' } },

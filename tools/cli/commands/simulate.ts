@@ -61,8 +61,8 @@ ${INVALID_LIST}
   --api-port <port>        where that API listens on 127.0.0.1 (default 8089: what \`start\`'s enrich
                            stage is allowed to fetch from)
   --api-failure-rate <0..1> share of API requests answered 429, 500 or never (a third each; default 0)
-  --api-linger <duration>  after the last webhook, keep answering until no request came for this long
-                           (default 10s)
+  --api-linger <duration>  after the last webhook, keep answering until each thin delivery's switch was
+                           fetched, or no request came for this long (default 10s)
   --json                   print the summary as JSON
   -h, --help               this text`;
 
@@ -142,9 +142,12 @@ export async function runSimulate(args: string[], io: SimulateIo): Promise<numbe
   return result.interrupted > 0 || controller.signal.aborted ? 130 : 0;
 }
 
-/** Keeps the API up while it is asked (the enrich stage catching up), until quiet for `lingerMs`. */
+/**
+ * Keeps the API up while the enrich stage catches up: until each thin delivery's switch has been answered
+ * (a dead-lettered or duplicate delivery is never fetched), or no request came for `lingerMs`.
+ */
 async function lingerWhileAsked(api: GraphqlApi, lingerMs: number, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted) {
+  while (!signal.aborted && api.unfetched() > 0) {
     const quietFor = Date.now() - api.lastRequestAt();
     if (quietFor >= lingerMs) return;
     await new Promise((resolve) => setTimeout(resolve, Math.min(250, lingerMs - quietFor)));
