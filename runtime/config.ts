@@ -338,14 +338,15 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       message:
         'must name at least one origin when ENRICH=true: no fetch goes to an address only a body names',
     });
-  // A batch holds about two fetches' worth of time and must commit within the transaction timeout.
-  if (2 * config.ENRICH_RETRY_BUDGET >= config.PROCESSOR_TRANSACTION_TIMEOUT_MS)
+  // A batch holds about two fetches' worth of time and must commit within the transaction timeout. Only
+  // when the stage runs: a short transaction timeout must not stop processors that do not enrich.
+  if (config.ENRICH && 2 * config.ENRICH_RETRY_BUDGET >= config.PROCESSOR_TRANSACTION_TIMEOUT_MS)
     ctx.addIssue({
       code: 'custom',
       path: ['ENRICH_RETRY_BUDGET'],
       message: `must be under half of PROCESSOR_TRANSACTION_TIMEOUT_MS (${formatDuration(config.PROCESSOR_TRANSACTION_TIMEOUT_MS)})`,
     });
-  if (config.ENRICH_TIMEOUT > config.ENRICH_RETRY_BUDGET)
+  if (config.ENRICH && config.ENRICH_TIMEOUT > config.ENRICH_RETRY_BUDGET)
     ctx.addIssue({
       code: 'custom',
       path: ['ENRICH_TIMEOUT'],

@@ -211,19 +211,8 @@ export function killAll(processes: readonly { pid: number }[]): void {
   }
 }
 
-/** A port nothing listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? done(address.port) : fail(new Error('no port')),
-      );
-    });
-  });
-}
+/** A port nothing listens on now, never the same twice in this process. */
+export { freePort } from '../../tools/stack/ports.js';
 
 /** Whether something accepts connections on host:port. */
 export function listening(host: string, port: number): Promise<boolean> {

@@ -5,13 +5,13 @@
 // forged traffic.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signBody } from '../../ingest/webhooks/signature.js';
 import { sendForged, seriesSum } from '../../tools/bench/forged-load.js';
 import { rssMiB } from '../../tools/bench/proc-stats.js';
+import { freePort } from '../../tools/stack/ports.js';
 import { testStack } from '../helpers/stack.js';
 import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 
@@ -21,14 +21,6 @@ const KEY = 'hostile-traffic-key-7c1e9a35f08b2d46';
 const RSS_GROWTH_BOUND_MIB = 150;
 /** The quarantine's byte budget per source: 2 KiB/s, a burst of 60 s. */
 const QUARANTINE_BYTES_PER_SECOND = 2_048;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('ingest under forged traffic (the real service)', () => {
   const harness = new ProcessorsHarness(testStack(), randomPrefix('hostile'), 1);

@@ -7,19 +7,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../tools/stack/ports.js';
 import { testStack } from '../helpers/stack.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(repoRoot, 'tools/cli/hookledger.js');
 const KEY = `tour-key-${randomBytes(16).toString('hex')}`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const end = Date.now() + timeoutMs;

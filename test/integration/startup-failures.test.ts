@@ -8,6 +8,8 @@ import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Never the same port twice in this process (INGEST_PORT and INGEST_OPS_PORT once came out equal).
+import { freePort } from '../../tools/stack/ports.js';
 import { testStack } from '../helpers/stack.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -79,12 +81,6 @@ async function holdPort(): Promise<{ port: number; server: Server }> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, resolve));
   return { port: (server.address() as { port: number }).port, server };
-}
-
-async function freePort(): Promise<number> {
-  const { port, server } = await holdPort();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Whether something listens on the port (connects within a second). */

@@ -88,6 +88,13 @@ describe('the enrich configuration', () => {
     expect(errorOf({ ...enabled, ENRICH_TIMEOUT: '5s' })).toMatch(
       /^ENRICH_TIMEOUT: must be at most ENRICH_RETRY_BUDGET/,
     );
+    // Processors that do not enrich keep any transaction timeout (a fault test runs them with 5 s).
+    expect(
+      loadConfig({ ...minimal, PROCESSOR_TRANSACTION_TIMEOUT_MS: '5s' }).PROCESSOR_TRANSACTION_TIMEOUT_MS,
+    ).toBe(5_000);
+    expect(errorOf({ ...enabled, PROCESSOR_TRANSACTION_TIMEOUT_MS: '5s' })).toMatch(
+      /^ENRICH_RETRY_BUDGET: must be under half of PROCESSOR_TRANSACTION_TIMEOUT_MS \(5s\)/,
+    );
     expect(errorOf({ ...enabled, ENRICH_CONCURRENCY: '0' })).toMatch(
       /^ENRICH_CONCURRENCY: expected at least 1/,
     );
