@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -50,17 +50,22 @@ describe('the enrich configuration', () => {
 
   it('sends credentials read from ENRICH_CREDENTIALS_FILE in the configured header and scheme', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'enrich-'));
-    const file = path.join(dir, 'token');
-    writeFileSync(file, 'abc123\n');
-    const config = loadConfig({
-      ...enabled,
-      ENRICH_CREDENTIALS_FILE: file,
-      ENRICH_AUTH_HEADER: 'X-Api-Key',
-      ENRICH_AUTH_SCHEME: 'none',
-    });
-    expect(fetchSettingsOf(config).header).toEqual({ name: 'X-Api-Key', value: 'abc123' });
-    const bearer = loadConfig({ ...enabled, ENRICH_CREDENTIALS_FILE: file });
-    expect(fetchSettingsOf(bearer).header).toEqual({ name: 'Authorization', value: 'Bearer abc123' });
+    try {
+      const file = path.join(dir, 'token');
+      writeFileSync(file, 'abc123\n');
+      const config = loadConfig({
+        ...enabled,
+        ENRICH_CREDENTIALS_FILE: file,
+        ENRICH_AUTH_HEADER: 'X-Api-Key',
+        ENRICH_AUTH_SCHEME: 'none',
+      });
+      expect(fetchSettingsOf(config).header).toEqual({ name: 'X-Api-Key', value: 'abc123' });
+      const bearer = loadConfig({ ...enabled, ENRICH_CREDENTIALS_FILE: file });
+      expect(fetchSettingsOf(bearer).header).toEqual({ name: 'Authorization', value: 'Bearer abc123' });
+    } finally {
+      // Tests leave nothing in /tmp.
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses, in one line naming the variable, what cannot work', () => {
