@@ -6,7 +6,12 @@ import type { Config } from '../runtime/config.js';
 import { assertBrokersReachable } from '../runtime/kafka/reachable.js';
 import type { Logger } from '../runtime/log.js';
 import { checkAll, listenFailure } from '../runtime/startup-error.js';
-import { type OpsServer, type Readiness, startOpsServer } from '../runtime/streams/ops-server.js';
+import {
+  type MetricsSource,
+  type OpsServer,
+  type Readiness,
+  startOpsServer,
+} from '../runtime/streams/ops-server.js';
 import type { RunningStage, StageSettings } from '../runtime/streams/stage.js';
 import { registryAccess } from '../schemas/registry-access.js';
 import { assertRegistryReachable } from '../schemas/registry-reachable.js';
@@ -51,25 +56,15 @@ export async function startProcessors({
   stages: names = defaultStages(config),
 }: ProcessorSettings): Promise<RunningProcessors> {
   await assertReachable(config);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'hookledger_process_' });
-  registerBuildInfo(registry);
+  const registry = processRegistry();
   const stages: RunningStage[] = [];
   // Listening first: a port in use stops the start before any stage joins its group. Until every
   // stage runs, /readyz says which is still starting.
-  const ops = await startOpsServer({
-    host: config.PROCESSOR_HOST,
-    port: config.PROCESSOR_PORT,
+  const ops = await startProcessorOps(
+    config,
     registry,
-    checks: Object.fromEntries(names.map((name) => [name, () => readinessOf(stages, name)])),
-  }).catch((error: unknown) => {
-    throw listenFailure(error, {
-      host: config.PROCESSOR_HOST,
-      port: config.PROCESSOR_PORT,
-      hostVariable: 'PROCESSOR_HOST',
-      portVariable: 'PROCESSOR_PORT',
-    });
-  });
+    Object.fromEntries(names.map((name) => [name, () => readinessOf(stages, name)])),
+  );
   const closeStages = async () => {
     for (const stage of [...stages].reverse()) await stage.close();
   };
@@ -95,6 +90,32 @@ export async function startProcessors({
       await closeStages();
     },
   };
+}
+
+/** The process's own series (CPU, memory, event loop, build info), under the stages' or threads' ones. */
+export function processRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'hookledger_process_' });
+  registerBuildInfo(registry);
+  return registry;
+}
+
+/** /healthz, /readyz and /metrics on PROCESSOR_HOST:PROCESSOR_PORT; a port in use is one line naming it. */
+export function startProcessorOps(
+  config: Config,
+  registry: MetricsSource,
+  checks: Record<string, () => Readiness>,
+): Promise<OpsServer> {
+  return startOpsServer({ host: config.PROCESSOR_HOST, port: config.PROCESSOR_PORT, registry, checks }).catch(
+    (error: unknown) => {
+      throw listenFailure(error, {
+        host: config.PROCESSOR_HOST,
+        port: config.PROCESSOR_PORT,
+        hostVariable: 'PROCESSOR_HOST',
+        portVariable: 'PROCESSOR_PORT',
+      });
+    },
+  );
 }
 
 /** Out of reach: one line now, rather than stages that retry in the background and never get ready. */

@@ -6,13 +6,11 @@
 // stops the command, as a stage stopping does with one thread: the orchestrator restarts it.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
-import { registerBuildInfo } from '../runtime/build-info.js';
+import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../runtime/config.js';
 import type { Logger } from '../runtime/log.js';
-import { listenFailure } from '../runtime/startup-error.js';
-import { type OpsServer, type Readiness, startOpsServer } from '../runtime/streams/ops-server.js';
-import { assertReachable } from './main.js';
+import type { OpsServer, Readiness } from '../runtime/streams/ops-server.js';
+import { assertReachable, processRegistry, startProcessorOps } from './main.js';
 import {
   type FromThread,
   type StreamThreadData,
@@ -260,9 +258,7 @@ export async function startStreamThreads({
   threads: count,
 }: StreamThreadsSettings): Promise<RunningStreamThreads> {
   await assertReachable(config);
-  const own = new Registry();
-  collectDefaultMetrics({ register: own, prefix: 'hookledger_process_' });
-  registerBuildInfo(own);
+  const own = processRegistry();
   let threads: StreamThreads | undefined;
   const metrics = {
     contentType: own.contentType,
@@ -274,24 +270,16 @@ export async function startStreamThreads({
       ]).metrics(),
   };
   // Listening first: a port in use stops the start before any thread joins the group.
-  const ops = await startOpsServer({
-    host: config.PROCESSOR_HOST,
-    port: config.PROCESSOR_PORT,
-    registry: metrics,
-    checks: Object.fromEntries(
+  const ops = await startProcessorOps(
+    config,
+    metrics,
+    Object.fromEntries(
       stages.map((stage) => [
         stage,
         () => threads?.readiness(stage) ?? { ready: false, reasons: ['starting'] },
       ]),
     ),
-  }).catch((error: unknown) => {
-    throw listenFailure(error, {
-      host: config.PROCESSOR_HOST,
-      port: config.PROCESSOR_PORT,
-      hostVariable: 'PROCESSOR_HOST',
-      portVariable: 'PROCESSOR_PORT',
-    });
-  });
+  );
   const plainEnv = Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
