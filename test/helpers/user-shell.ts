@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 const BIN = resolve(import.meta.dirname, '../../tools/cli/hookledger.js');
 
 /** Variables a person's new shell would not have: this test run's stack and settings. */
-const NOT_IN_A_NEW_SHELL = [
+export const NOT_IN_A_NEW_SHELL = [
   'KAFKA_BROKERS',
   'SCHEMA_REGISTRY_URL',
   'HOOKLEDGER_LOCAL_STACK',
