@@ -5,6 +5,7 @@
 import { toKafkaError } from '../kafka/rdkafka.js';
 import { errorFields } from '../log-error.js';
 import type { CheckpointWriter } from './checkpoint-writer.js';
+import { CommitPolicy } from './commit-policy.js';
 import type { OutRecord } from './eos-producer.js';
 import {
   CommitOutcomeUnknownError,
@@ -27,7 +28,10 @@ export interface TransactionCycleOptions<V = unknown> {
   /** The broker aborts a transaction older than this: no wait of the cycle is longer. */
   transactionTimeoutMs: number;
   commitIntervalMs: number;
+  /** While catching up (full batches): commit-policy.ts. */
+  catchUpCommitIntervalMs: number;
   commitMaxRecords: number;
+  catchUpCommitMaxRecords: number;
   /** Checkpoints of state on disk, taken after commits (none: state in memory). */
   checkpoints?: CheckpointWriter<V>;
 }
@@ -48,11 +52,19 @@ export class TransactionCycle<V> {
   #fencings: number[] = [];
   #consecutiveFailures = 0;
   #lastFailure: string | undefined;
+  readonly #policy: CommitPolicy;
 
   constructor(
     private readonly context: RunnerContext<V>,
     private readonly options: TransactionCycleOptions<V>,
-  ) {}
+  ) {
+    this.#policy = new CommitPolicy({
+      intervalMs: options.commitIntervalMs,
+      catchUpIntervalMs: options.catchUpCommitIntervalMs,
+      maxRecords: options.commitMaxRecords,
+      catchUpMaxRecords: options.catchUpCommitMaxRecords,
+    });
+  }
 
   get #current(): StreamProducer {
     if (this.#producer === undefined) throw new Error('the transactional producer is closed');
@@ -120,13 +132,14 @@ export class TransactionCycle<V> {
     return this.#current.send(record);
   }
 
-  /** Whether the open transaction is due: enough records, or old enough. */
+  /** A poll handed over `fetched` records of at most `max` (a full batch: the stage is catching up). */
+  polled(fetched: number, max: number): void {
+    this.#policy.polled(fetched, max);
+  }
+
+  /** Whether the open transaction is due: enough records, or old enough (commit-policy.ts). */
   due(now = Date.now()): boolean {
-    return (
-      this.inTransaction &&
-      (this.#records >= this.options.commitMaxRecords ||
-        now - this.#startedAt >= this.options.commitIntervalMs)
-    );
+    return this.inTransaction && this.#policy.due(this.#records, now - this.#startedAt);
   }
 
   /** A cycle of the loop went through: the back-off of transient failures starts again. */
