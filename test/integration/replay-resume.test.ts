@@ -37,8 +37,9 @@ describe('an interrupted replay run again with the same id', () => {
       stage: 'dedupe-router' as const,
       triggers: ['UserAdded'],
       pollMs: 100,
-      // Small fetches: many short transactions, so the interruption lands half-way.
+      // Small fetches and transactions: many short ones, so the interruption lands half-way.
       maxBytesPerPartition: 16_384,
+      commitMaxRecords: 200,
     };
 
     const controller = new AbortController();

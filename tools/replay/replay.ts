@@ -46,6 +46,11 @@ export interface ReplayOptions {
   pollMs?: number;
   /** The consumers' fetch size per partition (smaller: more, shorter transactions). */
   maxBytesPerPartition?: number;
+  /**
+   * Input records per transaction at most, also while catching up (a replay always is: 50,000 by
+   * default, commit-policy.ts); smaller: more, shorter transactions, and progress reported more often.
+   */
+  commitMaxRecords?: number;
 }
 
 export interface StageOutcome {
@@ -117,8 +122,12 @@ async function boundsFor(
 
 export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
   const { config, logger, id, stage, request, triggers, signal, onProgress, pollMs = 1_000 } = options;
-  const fetch =
-    options.maxBytesPerPartition === undefined ? {} : { maxBytesPerPartition: options.maxBytesPerPartition };
+  const pacing = {
+    ...(options.maxBytesPerPartition === undefined
+      ? {}
+      : { maxBytesPerPartition: options.maxBytesPerPartition }),
+    ...(options.commitMaxRecords === undefined ? {} : { commitMaxRecords: options.commitMaxRecords }),
+  };
   const prefix = config.TOPIC_PREFIX;
   const names = topicNames(prefix);
   const log = logger.child({ component: 'replay', replay: id });
@@ -194,7 +203,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
             : (input: RawInput) =>
                 input.ok && input.envelope.trigger !== null && triggers.includes(input.envelope.trigger);
         const app = await startPart(config, log, routerApp, {
-          ...fetch,
+          ...pacing,
           topology,
           endOf: (_topic, partition) => end.get(partition),
           ...(accept === undefined ? {} : { accept }),
@@ -231,7 +240,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
         const tables = await tablesTopologyFor(serde, config, id, stage, schemaIds);
         const counter = new CommittedCounter();
         const app = await startPart(config, log, tablesApp, {
-          ...fetch,
+          ...pacing,
           topology: tables,
           // The replay's own streams end where its router stops, so they are read whole; the ranges a
           // whole replay's tables show progress with grow meanwhile and are no bound.
@@ -308,6 +317,7 @@ async function startPart<V>(
     accept?: (value: V) => boolean;
     counter: CommittedCounter;
     maxBytesPerPartition?: number;
+    commitMaxRecords?: number;
   },
 ): Promise<StreamApp> {
   return startStreamApp({
@@ -322,5 +332,8 @@ async function startPart<V>(
     ...(bounded.maxBytesPerPartition === undefined
       ? {}
       : { maxBytesPerPartition: bounded.maxBytesPerPartition }),
+    ...(bounded.commitMaxRecords === undefined
+      ? {}
+      : { commitMaxRecords: bounded.commitMaxRecords, catchUpCommitMaxRecords: bounded.commitMaxRecords }),
   });
 }
