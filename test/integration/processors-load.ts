@@ -27,10 +27,16 @@ const TRIGGERS = [
   'PaymentAdded',
 ];
 
-/** The body of delivery `n`: a small record of one of several entities, most with a few fields. */
-export function bodyFor(id: string, n: number): Record<string, unknown> {
+/**
+ * The body of delivery `n`: a small record of one of several entities, most with a few fields, dated
+ * `date` (webhook.date; by default 2026-11-20 plus n seconds).
+ */
+export function bodyFor(
+  id: string,
+  n: number,
+  date = new Date(Date.parse('2026-11-20T00:00:00Z') + n * 1000).toISOString(),
+): Record<string, unknown> {
   const trigger = TRIGGERS[n % TRIGGERS.length]!;
-  const date = new Date(Date.parse('2026-11-20T00:00:00Z') + n * 1000).toISOString();
   const entityId = `e_${n % 997}`;
   const typename = trigger.replace(/(Added|Updated|Done)$/, '');
   const record: Record<string, unknown> =
@@ -73,6 +79,17 @@ export interface Load {
   ids: string[];
 }
 
+/**
+ * webhook.date of delivery `n` of `ids`: rising with n, all within the 48 hours before the first
+ * delivery's receivedAt (`startAt`). Dates tied to receipt, not to a calendar day, keep every delivery
+ * within WEBHOOK_MAX_AGE whenever the load is generated: with fixed dates, a load received `Date.now()`
+ * days later (the benchmarks) was all dead-lettered as too old.
+ */
+export function webhookDate(startAt: number, n: number, ids: number): string {
+  const stepMs = Math.min(1_000, Math.floor((47 * 3_600_000) / Math.max(1, ids)));
+  return new Date(startAt - 3_600_000 - (ids - n) * stepMs).toISOString();
+}
+
 export function generateLoad({
   ids,
   retries,
@@ -84,7 +101,8 @@ export function generateLoad({
 }: LoadOptions): Load {
   const rand = random(seed);
   const firsts: { id: string; body: Record<string, unknown> }[] = [];
-  for (let n = 0; n < ids; n++) firsts.push({ id: `${run}-${n}`, body: bodyFor(`${run}-${n}`, n) });
+  for (let n = 0; n < ids; n++)
+    firsts.push({ id: `${run}-${n}`, body: bodyFor(`${run}-${n}`, n, webhookDate(startAt, n, ids)) });
   const deliveries: Buffer[] = firsts.map(({ body }) => Buffer.from(JSON.stringify(body)));
   const idOf: string[] = firsts.map(({ id }) => id);
   for (let r = 0; r < retries; r++) {

@@ -379,3 +379,15 @@ export async function endOffsetSum(admin: TopicAdmin, topics: string[]): Promise
   for (const topic of topics) for (const w of await admin.watermarks(topic)) sum += w.high;
   return sum;
 }
+
+/**
+ * The bench's load is all valid, recent deliveries: a dead letter means the router took another path
+ * than the one measured (its dates once aged past WEBHOOK_MAX_AGE, and every delivery went to the DLQ).
+ */
+export async function assertNothingDeadLettered(admin: TopicAdmin, dlqTopic: string): Promise<void> {
+  const written = await endOffsetSum(admin, [dlqTopic]);
+  if (written > 0)
+    throw new Error(
+      `the router wrote ${written} records (markers included) to ${dlqTopic}: the load must be routed, not dead-lettered`,
+    );
+}

@@ -33,6 +33,7 @@ import {
   writeReport,
 } from './process-report.js';
 import {
+  assertNothingDeadLettered,
   type Env,
   endOffsetSum,
   follow,
@@ -208,6 +209,7 @@ async function main(): Promise<void> {
         current,
       );
       log(`router: ${(router.window.records / router.window.seconds).toFixed(0)} events/s`);
+      await assertNothingDeadLettered(admin, names.dlq);
       console.log(
         JSON.stringify(routerOnlyJson({ argv: process.argv.slice(2), total, partitions, router, bare })),
       );
@@ -246,6 +248,7 @@ async function main(): Promise<void> {
       current,
     );
     log(`router: ${(router.window.records / router.window.seconds).toFixed(0)} events/s`);
+    await assertNothingDeadLettered(admin, names.dlq);
 
     log('tables…');
     const tableTopics = TABLE_STREAMS.map((s) => names.entity(s));

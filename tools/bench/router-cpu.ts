@@ -84,6 +84,7 @@ async function main(): Promise<void> {
       events: dedupeMetricEvents(new Registry()),
     });
     let outputs = 0;
+    let deadLettered = 0;
     let inTransaction = false;
     const cycle = {
       begin: async () => {
@@ -93,8 +94,9 @@ async function main(): Promise<void> {
       get inTransaction() {
         return inTransaction;
       },
-      send: (_record: OutRecord) => {
+      send: (record: OutRecord) => {
         outputs++;
+        if (record.topic === names.dlq) deadLettered++;
       },
     } as unknown as TransactionCycle<RawInput>;
     const processing = new RecordProcessing(topology, new Map(), cycle);
@@ -133,6 +135,11 @@ async function main(): Promise<void> {
     if (inTransaction) commit();
     const seconds = (performance.now() - startedAt) / 1000;
     const cpu = cpuMicros() - startedCpu;
+    // The load is all valid deliveries: a dead letter means the bench measures the wrong path.
+    if (deadLettered > 0)
+      throw new Error(
+        `the router dead-lettered ${deadLettered} of the load's deliveries: it must route them all`,
+      );
     passes.push({
       eventsPerSecond: messages.length / seconds,
       cpuMicrosPerEvent: cpu / messages.length,
