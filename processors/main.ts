@@ -131,5 +131,14 @@ function readinessOf(stages: readonly RunningStage[], name: string): Readiness {
   const stage = stages.find((s) => s.name === name);
   if (stage === undefined) return { ready: false, reasons: ['starting'] };
   const stateDiskBytes = stage.app.stateDiskBytes?.();
-  return { ...stage.app.readiness(), ...(stateDiskBytes === undefined ? {} : { stateDiskBytes }) };
+  const standby = stage.app.standbyLag?.();
+  return {
+    ...stage.app.readiness(),
+    ...(stateDiskBytes === undefined ? {} : { stateDiskBytes }),
+    ...(standby === undefined
+      ? {}
+      : {
+          standbyLag: Object.fromEntries(standby.map((l) => [`${l.topic}[${l.partition}]`, l.behind])),
+        }),
+  };
 }
