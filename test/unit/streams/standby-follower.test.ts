@@ -3,150 +3,20 @@
 // a partition lost followed from its checkpoint, errors retried with back-off, and a clean stop.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChangelogBounds } from '../../../runtime/streams/checkpoint.js';
 import { LmdbBacking } from '../../../runtime/streams/lmdb-backing.js';
-import type { StandbyConsumer } from '../../../runtime/streams/standby-follower.js';
 import { StandbyFollower } from '../../../runtime/streams/standby-follower.js';
 import { IllegalStandbyTransitionError, StandbyTask } from '../../../runtime/streams/standby-task.js';
 import { StateDirs } from '../../../runtime/streams/state-dirs.js';
-import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
-import type { ConsumedMessage, TopicPartition } from '../../../runtime/streams/stream-clients.js';
 import { StreamTask } from '../../../runtime/streams/stream-task.js';
-import type { Topology } from '../../../runtime/streams/topology.js';
 import { useTempStateDirs } from '../../helpers/temp-state-dir.js';
-import { FakeKafka } from './fake-stream-clients.js';
-import { closeApps, codec, Forwarding, start, until } from './runner-fixtures.js';
+import { CHANGELOG, FakeChangelog, p, topology } from './fake-standby-consumer.js';
+import { codec, until } from './runner-fixtures.js';
 
-const CHANGELOG = 'in-changelog';
 const log = pino({ level: 'silent' });
 const dirs = useTempStateDirs();
-
-/** The runner fixtures' topology, its store on disk when given a directory. */
-const topology: Topology<number> = {
-  name: 't',
-  sources: [{ topic: 'in', deserialize: async ({ value }) => Number(value?.toString()) }],
-  processor: { name: 'forward', create: () => new Forwarding() },
-  stores: [
-    {
-      name: 'last',
-      changelogTopic: () => CHANGELOG,
-      create: (_partition, dir) =>
-        new ChangelogKeyValueStore<number>(
-          'last',
-          dir === undefined
-            ? new MapBacking<number>()
-            : new LmdbBacking<number>(dir, 'last', codec, () => undefined),
-          codec,
-        ),
-    },
-  ],
-  sinks: [{ name: 'out', topic: 'out', serialize: (v) => Buffer.from(String(v)) }],
-};
-
-/** A changelog's records per partition, as the brokers hold them; `marker` offsets are never handed over. */
-class FakeChangelog {
-  readonly records = new Map<number, ({ key: string; value: number; timestamp: number } | 'marker')[]>();
-  /** Consumers made, in order; every call any of them got. */
-  readonly consumers: FakeStandbyConsumer[] = [];
-  /** Called with each batch just before a consumer hands it over. */
-  beforeHandOver: ((batch: ConsumedMessage[]) => void) | undefined;
-  /** The next consume of any consumer fails with this (once). */
-  failNextConsume: Error | undefined;
-
-  constructor(partitions: number) {
-    for (let p = 0; p < partitions; p++) this.records.set(p, []);
-  }
-
-  write(partition: number, ...values: number[]): void {
-    for (const value of values)
-      this.records.get(partition)!.push({ key: `k${value % 5}`, value, timestamp: 1_000 * value });
-    this.records.get(partition)!.push('marker'); // the transaction's commit marker
-  }
-
-  bounds(partition: number): ChangelogBounds {
-    return { low: 0n, high: BigInt(this.records.get(partition)!.length) };
-  }
-
-  create = async (): Promise<StandbyConsumer> => {
-    const consumer = new FakeStandbyConsumer(this);
-    this.consumers.push(consumer);
-    return consumer;
-  };
-
-  get last(): FakeStandbyConsumer {
-    return this.consumers.at(-1)!;
-  }
-}
-
-class FakeStandbyConsumer implements StandbyConsumer {
-  readonly calls: string[] = [];
-  /** Where each assigned partition reads next. */
-  readonly positions = new Map<number, number>();
-  closed = false;
-
-  constructor(private readonly changelog: FakeChangelog) {}
-
-  async bounds(topic: string) {
-    this.calls.push(`bounds ${topic}`);
-    return [...this.changelog.records.keys()].map((partition) => ({
-      partition,
-      ...this.changelog.bounds(partition),
-    }));
-  }
-
-  assign(assignment: readonly (TopicPartition & { offset: number })[]): void {
-    this.calls.push(`assign ${assignment.map((a) => `${a.partition}@${a.offset}`).join(',')}`);
-    this.positions.clear();
-    for (const { partition, offset } of assignment) this.positions.set(partition, offset);
-  }
-
-  async consume(max: number): Promise<ConsumedMessage[]> {
-    await new Promise((r) => setTimeout(r, 2));
-    const failure = this.changelog.failNextConsume;
-    if (failure !== undefined) {
-      this.changelog.failNextConsume = undefined;
-      throw failure;
-    }
-    const out: ConsumedMessage[] = [];
-    for (const [partition, from] of this.positions) {
-      const records = this.changelog.records.get(partition)!;
-      let at = from;
-      while (at < records.length && out.length < max) {
-        const record = records[at]!;
-        if (record !== 'marker')
-          out.push({
-            topic: CHANGELOG,
-            partition,
-            offset: at,
-            key: Buffer.from(record.key),
-            value: codec.encode(record.value),
-            timestamp: record.timestamp,
-          });
-        at++;
-      }
-      this.positions.set(partition, at);
-    }
-    this.changelog.beforeHandOver?.(out);
-    return out;
-  }
-
-  position(partitions: readonly TopicPartition[]) {
-    return partitions.map((p) => ({ ...p, offset: this.positions.get(p.partition) }));
-  }
-
-  highWatermark(_topic: string, partition: number): number | undefined {
-    return this.changelog.records.get(partition)!.length;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-  }
-}
-
 const followers: StandbyFollower<number>[] = [];
 const stateDirsOpen: StateDirs[] = [];
 afterEach(async () => {
-  await closeApps();
   for (const follower of followers.splice(0)) await follower.close();
   for (const stateDirs of stateDirsOpen.splice(0)) await stateDirs.closeAll();
 });
@@ -181,8 +51,6 @@ function onDisk(stateDirs: StateDirs, partition: number): Map<string, number> {
     }),
   );
 }
-
-const p = (partition: number) => ({ topic: 'in', partition });
 
 describe('the standby follower', () => {
   it('follows nothing before the first assignment, then every partition the instance does not own', async () => {
@@ -377,33 +245,5 @@ describe('a standby task', () => {
       IllegalStandbyTransitionError,
     );
     expect(task.apply(CHANGELOG, { offset: 0n, key: null, value: null, timestamp: 0 })).toBe(false);
-  });
-});
-
-describe('a stream app with a standby replica', () => {
-  it('follows what its group did not give it, what it gives back, and stops with it', async () => {
-    const changelog = new FakeChangelog(2);
-    changelog.write(0, 1);
-    changelog.write(1, 2);
-    const kafka = new FakeKafka();
-    const app = await start(kafka, {
-      stateDir: dirs.root(),
-      standbyReplicas: 1,
-      standbyConsumer: changelog.create,
-    });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(changelog.consumers).toHaveLength(0);
-    kafka.consumer.rebalance('assign', [p(0)]);
-    await until(() => app.standbyLag?.()?.[0]?.behind === 0, 'following partition 1');
-    expect(app.standbyLag?.()).toEqual([{ topic: CHANGELOG, partition: 1, behind: 0 }]);
-    kafka.consumer.rebalance('revoke', [p(0)]);
-    await until(() => app.standbyLag?.()?.length === 2, 'following both');
-    await app.close();
-    expect(changelog.last.closed).toBe(true);
-  });
-
-  it('has no standby without the setting', async () => {
-    const app = await start(new FakeKafka(), { stateDir: dirs.root() });
-    expect(app.standbyLag?.()).toBeUndefined();
   });
 });
