@@ -8,8 +8,9 @@ import { CHANGELOG, FakeChangelog, p, topology } from './fake-standby-consumer.j
 import { FakeKafka } from './fake-stream-clients.js';
 import { closeApps, start, until } from './runner-fixtures.js';
 
-afterEach(closeApps);
 const dirs = useTempStateDirs();
+// After useTempStateDirs: hooks run in reverse, so the apps close before their directories go.
+afterEach(closeApps);
 
 describe('a stream app with a standby replica', () => {
   it('follows what its group did not give it, what it gives back, and stops with it', async () => {
