@@ -89,6 +89,10 @@ export class StandbyFollower<V> {
   #retryAt = 0;
   #lastError: string | undefined;
   #wake: (() => void) | undefined;
+  /** Partitions whose directory could not be opened (locked, …), and when to try again. */
+  readonly #unavailable = new Map<string, number>();
+  /** The close of a consumer dropped after an error, still under way. */
+  #dropping: Promise<void> | undefined;
   readonly #loop: Promise<void>;
   readonly #log: Logger;
   readonly #now: () => number;
@@ -188,6 +192,7 @@ export class StandbyFollower<V> {
     }
     for (const task of this.#tasks.values()) task.close();
     this.#tasks.clear();
+    await this.#dropping;
     await this.#dropConsumer();
   }
 
@@ -254,23 +259,35 @@ export class StandbyFollower<V> {
     return this.#state === 'closed';
   }
 
-  /** Makes a task for every partition neither owned nor followed yet. */
+  /**
+   * Makes a task for every partition neither owned nor followed yet. A directory that cannot be opened
+   * (another live process holds it, …) leaves that partition out for a while, not the others.
+   */
   #follow(): void {
+    const now = this.#now();
     for (const [topic, partitions] of this.#partitions!) {
       for (const partition of partitions) {
         const key = keyOf(topic, partition);
-        if (this.#owned.has(key) || this.#tasks.has(key)) continue;
-        this.#tasks.set(
-          key,
-          new StandbyTask<V>({
+        if (this.#owned.has(key) || this.#tasks.has(key) || now < (this.#unavailable.get(key) ?? 0)) continue;
+        try {
+          const task = new StandbyTask<V>({
             topology: this.options.topology,
             topic,
             partition,
             stateDirs: this.options.stateDirs,
             logger: this.#log,
             ...(this.options.now === undefined ? {} : { now: this.options.now }),
-          }),
-        );
+          });
+          this.#tasks.set(key, task);
+          this.#unavailable.delete(key);
+        } catch (error) {
+          const retryMs = this.options.retryMaxMs ?? 30_000;
+          this.#unavailable.set(key, now + retryMs);
+          this.#log.warn(
+            { ...errorFields(error), topic, partition, retryInMs: retryMs },
+            'standby cannot open the partition’s state directory; not followed for now',
+          );
+        }
       }
     }
   }
@@ -334,7 +351,7 @@ export class StandbyFollower<V> {
     }
     this.#partitions = undefined;
     this.#stale = true;
-    void this.#dropConsumer();
+    this.#dropping = this.#dropConsumer();
     this.#log.warn(
       { ...errorFields(error), failures: this.#failures, retryInMs: delay },
       'standby follower failed; retrying after a back-off (the active partitions are not affected)',

@@ -1,6 +1,8 @@
 // The standby follower over a fake group-less consumer and real state directories: what it follows and
 // when, a partition gained released (settled, checkpointed) before the active task opens its directory,
 // a partition lost followed from its checkpoint, errors retried with back-off, and a clean stop.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LmdbBacking } from '../../../runtime/streams/lmdb-backing.js';
@@ -212,6 +214,19 @@ describe('the standby follower', () => {
     expect(offsetOf(stateDirs, 0)).toBe('2');
     dir.transaction = transaction;
     expect(onDisk(stateDirs, 0)).toEqual(new Map([['k1', 1]]));
+  });
+
+  it('leaves out a partition whose directory another live process holds, and follows the others', async () => {
+    const { changelog, stateDirs, follower } = setUp(2);
+    const taken = join(stateDirs.root, 'app', 'i1', 'in-1');
+    mkdirSync(taken, { recursive: true });
+    writeFileSync(join(taken, 'LOCK'), String(process.ppid));
+    changelog.write(0, 1);
+    changelog.write(1, 2);
+    follower.assigned([]);
+    await until(() => offsetOf(stateDirs, 0) === '2', 'partition 0 followed');
+    expect(follower.state).toBe('following');
+    expect(follower.lag().map((l) => l.partition)).toEqual([0]);
   });
 
   it('stops cleanly: the last batch settled, the consumer closed, nothing read after', async () => {
