@@ -133,8 +133,13 @@ export class StandbyFollower<V> {
       if (task === undefined) continue;
       this.#tasks.delete(key);
       this.#stale = true;
-      task.release();
-      task.log.info({ checkpoint: task.dir.checkpoint?.offsets }, 'standby released to the active task');
+      try {
+        task.release();
+        task.log.info({ checkpoint: task.dir.checkpoint?.offsets }, 'standby released to the active task');
+      } catch (error) {
+        // Its checkpoint stays as it was, behind the state: the active task replays a little more.
+        task.log.warn(errorFields(error), 'standby release failed');
+      }
     }
     if (this.#state === 'waiting') this.#transitionTo('following');
     this.#wake?.();
