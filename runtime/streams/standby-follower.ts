@@ -160,9 +160,8 @@ export class StandbyFollower<V> {
       if (task.state !== 'following' || consumer === undefined) continue;
       for (const topic of task.changelogs()) {
         const high = consumer.highWatermark(topic, task.partition);
-        const next = task.next(topic);
-        if (high === undefined || next === undefined) continue;
-        out.push({ topic, partition: task.partition, behind: Math.max(0, high - Number(next)) });
+        const behind = high === undefined ? undefined : task.behind(topic, high);
+        if (behind !== undefined) out.push({ topic, partition: task.partition, behind });
       }
     }
     return out;
@@ -253,7 +252,6 @@ export class StandbyFollower<V> {
       const task = byChangelog.get(keyOf(topic, partition));
       if (task === undefined) continue;
       task.positionAt(topic, BigInt(offset));
-      touched.add(task);
     }
     for (const task of touched) task.settle();
     this.#failures = 0;

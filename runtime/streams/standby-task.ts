@@ -58,6 +58,12 @@ export class StandbyTask<V> {
   readonly #storeOf: ReadonlyMap<string, string>;
   /** Per changelog topic: the next offset to apply (everything below it applied); known once following. */
   readonly #next = new Map<string, bigint>();
+  /**
+   * Per changelog topic: the consumer's position after the last batch, past transaction markers and
+   * aborted records (which are never handed over). For the lag only: right after an assignment it may
+   * still be the previous assignment's, so the checkpoint never takes it.
+   */
+  readonly #position = new Map<string, bigint>();
   /** Records applied since the last settle: their writes may still be queued in the stores. */
   #unsettled = 0;
   streamTime = 0;
@@ -105,6 +111,7 @@ export class StandbyTask<V> {
     this.streamTime = this.dir.checkpoint?.streamTime ?? 0;
     this.#unsettled = 0;
     this.#next.clear();
+    this.#position.clear();
   }
 
   /**
@@ -154,20 +161,22 @@ export class StandbyTask<V> {
     return true;
   }
 
-  /**
-   * The consumer's position after a batch: a read_committed consumer moves it past transaction markers
-   * and aborted records, which are never handed over. Only forward.
-   */
+  /** The consumer's position after a batch (for the lag: a caught-up copy is 0 behind, markers and all). */
   positionAt(topic: string, position: bigint): void {
-    const next = this.#next.get(topic);
-    if (this.#state !== 'following' || next === undefined || position <= next) return;
-    this.#next.set(topic, position);
-    this.#unsettled++;
+    if (this.#state === 'following') this.#position.set(topic, position);
   }
 
-  /** Where each changelog is read next (what the consumer is assigned from). */
+  /** Where each changelog is read next: past the last record applied (what the checkpoint says). */
   next(topic: string): bigint | undefined {
     return this.#next.get(topic);
+  }
+
+  /** Records the copy is behind a changelog partition's end `high` (undefined: not following it). */
+  behind(topic: string, high: number): number | undefined {
+    const next = this.#next.get(topic);
+    if (this.#state !== 'following' || next === undefined) return undefined;
+    const position = this.#position.get(topic) ?? next;
+    return Math.max(0, high - Number(position > next ? position : next));
   }
 
   /**
@@ -177,6 +186,8 @@ export class StandbyTask<V> {
   settle(): void {
     if (this.#state !== 'following' || this.#unsettled === 0) return;
     for (const store of this.#stores.values()) store.restored?.(this.streamTime);
+    // Past the last record applied, never the consumer's position: that one may be ahead of what was
+    // applied (an earlier assignment's). An idle partition's checkpoint stays before its last marker.
     this.dir.writeCheckpoint({
       offsets: Object.fromEntries([...this.#next].map(([topic, offset]) => [topic, String(offset)])),
       streamTime: this.streamTime,

@@ -65,8 +65,8 @@ describe('the standby follower', () => {
 
     follower.assigned([p(1)]);
     expect(follower.state).toBe('following');
-    // Everything applied, and the checkpoint past the commit markers (the consumer's position).
-    await until(() => offsetOf(stateDirs, 0) === '3' && offsetOf(stateDirs, 2) === '2', 'checkpoints');
+    // Everything applied; the checkpoint is past the last record applied (its commit marker comes after).
+    await until(() => offsetOf(stateDirs, 0) === '2' && offsetOf(stateDirs, 2) === '1', 'checkpoints');
     expect(onDisk(stateDirs, 0)).toEqual(
       new Map([
         ['k1', 1],
@@ -97,7 +97,7 @@ describe('the standby follower', () => {
     const { changelog, stateDirs, follower } = setUp(2);
     changelog.write(0, 1, 2, 3);
     follower.assigned([p(1)]);
-    await until(() => offsetOf(stateDirs, 0) === '4', 'partition 0 followed');
+    await until(() => offsetOf(stateDirs, 0) === '3', 'partition 0 followed');
 
     follower.assigned([p(0)]);
     // Released synchronously: the active task may open the directory now.
@@ -125,7 +125,7 @@ describe('the standby follower', () => {
       stateDirs,
     });
     task.machine.transitionTo('restoring');
-    expect(task.restoreFrom(CHANGELOG, changelog.bounds(0))).toBe(4n);
+    expect(task.restoreFrom(CHANGELOG, changelog.bounds(0))).toBe(3n);
     task.close();
   });
 
@@ -151,7 +151,7 @@ describe('the standby follower', () => {
     // The active task restored and checkpointed at offset 3 (its last commit's records not in it yet).
     stateDirs.acquire('in', 0).writeCheckpoint({ offsets: { [CHANGELOG]: '3' }, streamTime: 3_000 });
     follower.revoked([p(0)]);
-    await until(() => offsetOf(stateDirs, 0) === '5', 'followed to the end');
+    await until(() => offsetOf(stateDirs, 0) === '4', 'followed to the end');
     expect(changelog.last.calls).toContain('assign 0@3');
     expect(onDisk(stateDirs, 0)).toEqual(new Map([['k4', 4]]));
     expect(stateDirs.acquire('in', 0).checkpoint?.streamTime).toBe(4_000);
@@ -165,7 +165,7 @@ describe('the standby follower', () => {
     new LmdbBacking<number>(dir, 'last', codec, () => undefined).set('stale', 99);
     dir.forgetCheckpoint();
     follower.revoked([p(0)]);
-    await until(() => offsetOf(stateDirs, 0) === '3', 'followed');
+    await until(() => offsetOf(stateDirs, 0) === '2', 'followed');
     expect(changelog.last.calls).toContain('assign 0@0');
     expect(onDisk(stateDirs, 0)).toEqual(
       new Map([
@@ -179,7 +179,7 @@ describe('the standby follower', () => {
     const { changelog, stateDirs, follower } = setUp(1, { retryInitialMs: 30 });
     changelog.write(0, 1);
     follower.assigned([]);
-    await until(() => offsetOf(stateDirs, 0) === '2', 'followed');
+    await until(() => offsetOf(stateDirs, 0) === '1', 'followed');
     changelog.failNextConsume = new Error('broker gone');
     changelog.write(0, 2);
     await until(() => follower.state === 'backing-off', 'backing off');
@@ -187,9 +187,9 @@ describe('the standby follower', () => {
     expect(changelog.consumers[0]!.closed).toBe(true);
     // A partition gained meanwhile is released without waiting for the retry.
     follower.assigned([]);
-    await until(() => offsetOf(stateDirs, 0) === '4', 'followed again');
+    await until(() => offsetOf(stateDirs, 0) === '3', 'followed again');
     expect(changelog.consumers).toHaveLength(2);
-    expect(changelog.last.calls).toContain('assign 0@2');
+    expect(changelog.last.calls).toContain('assign 0@1');
     expect(onDisk(stateDirs, 0)).toEqual(
       new Map([
         ['k1', 1],
@@ -198,11 +198,23 @@ describe('the standby follower', () => {
     );
   });
 
+  it('never takes the consumer’s position for its checkpoint (it may be an earlier assignment’s)', async () => {
+    const { changelog, stateDirs, follower } = setUp(1);
+    changelog.write(0, 1);
+    follower.assigned([]);
+    await until(() => follower.lag()[0]?.behind === 0, 'caught up, past the marker');
+    changelog.last.position = (partitions) => partitions.map((tp) => ({ ...tp, offset: 100 }));
+    changelog.write(0, 2);
+    await until(() => offsetOf(stateDirs, 0) === '3', 'the record applied');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(offsetOf(stateDirs, 0)).toBe('3');
+  });
+
   it('never leaves a checkpoint ahead of the state when a write fails', async () => {
     const { changelog, stateDirs, follower } = setUp(1, { retryInitialMs: 1_000 });
     changelog.write(0, 1);
     follower.assigned([]);
-    await until(() => offsetOf(stateDirs, 0) === '2', 'followed');
+    await until(() => offsetOf(stateDirs, 0) === '1', 'followed');
     const dir = stateDirs.acquire('in', 0);
     const transaction = dir.transaction.bind(dir);
     dir.transaction = () => {
@@ -211,7 +223,7 @@ describe('the standby follower', () => {
     changelog.write(0, 2, 3);
     await until(() => follower.state === 'backing-off', 'backing off');
     expect(follower.lastError).toBe('MDB_MAP_FULL');
-    expect(offsetOf(stateDirs, 0)).toBe('2');
+    expect(offsetOf(stateDirs, 0)).toBe('1');
     dir.transaction = transaction;
     expect(onDisk(stateDirs, 0)).toEqual(new Map([['k1', 1]]));
   });
@@ -224,7 +236,7 @@ describe('the standby follower', () => {
     changelog.write(0, 1);
     changelog.write(1, 2);
     follower.assigned([]);
-    await until(() => offsetOf(stateDirs, 0) === '2', 'partition 0 followed');
+    await until(() => offsetOf(stateDirs, 0) === '1', 'partition 0 followed');
     expect(follower.state).toBe('following');
     expect(follower.lag().map((l) => l.partition)).toEqual([0]);
   });
@@ -233,7 +245,7 @@ describe('the standby follower', () => {
     const { changelog, stateDirs, follower } = setUp(1);
     changelog.write(0, 1, 2);
     follower.assigned([]);
-    await until(() => offsetOf(stateDirs, 0) === '3', 'followed');
+    await until(() => offsetOf(stateDirs, 0) === '2', 'followed');
     await follower.close();
     expect(follower.state).toBe('closed');
     expect(changelog.last.closed).toBe(true);
