@@ -30,6 +30,8 @@ const FAULTS = [
   'test/integration/enrich-faults.test.ts',
   // A SIGKILL mid-transaction with the state on disk, and a restart as the same instance.
   'test/integration/processors-state-on-disk-kill.test.ts',
+  // Two instances with standby replicas, the owner SIGKILLed, the survivor taking over after the session.
+  'test/integration/processors-standby-takeover.test.ts',
 ];
 
 /**

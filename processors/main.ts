@@ -13,6 +13,7 @@ import {
   startOpsServer,
 } from '../runtime/streams/ops-server.js';
 import type { RunningStage, StageSettings } from '../runtime/streams/stage.js';
+import type { StreamApp } from '../runtime/streams/stream-runner.js';
 import { registryAccess } from '../schemas/registry-access.js';
 import { assertRegistryReachable } from '../schemas/registry-reachable.js';
 import { startDedupeRouter } from './dedupe-router/main.js';
@@ -129,7 +130,20 @@ export async function assertReachable(config: Config): Promise<void> {
 /** A stage's readiness (which partition keeps it unready, and why), or that it is still starting. */
 function readinessOf(stages: readonly RunningStage[], name: string): Readiness {
   const stage = stages.find((s) => s.name === name);
-  if (stage === undefined) return { ready: false, reasons: ['starting'] };
-  const stateDiskBytes = stage.app.stateDiskBytes?.();
-  return { ...stage.app.readiness(), ...(stateDiskBytes === undefined ? {} : { stateDiskBytes }) };
+  return stage === undefined ? { ready: false, reasons: ['starting'] } : stageReadiness(stage.app);
+}
+
+/** A running stage's readiness, with its bytes on disk and its standby copies' lag when it has them. */
+export function stageReadiness(app: StreamApp): Readiness {
+  const stateDiskBytes = app.stateDiskBytes?.();
+  const standby = app.standbyLag?.();
+  return {
+    ...app.readiness(),
+    ...(stateDiskBytes === undefined ? {} : { stateDiskBytes }),
+    ...(standby === undefined
+      ? {}
+      : {
+          standbyLag: Object.fromEntries(standby.map((l) => [`${l.topic}[${l.partition}]`, l.behind])),
+        }),
+  };
 }

@@ -8,7 +8,7 @@ import { isClusterError } from '../runtime/kafka/admin.js';
 import { createLogger } from '../runtime/log.js';
 import type { Readiness } from '../runtime/streams/ops-server.js';
 import type { RunningStage } from '../runtime/streams/stage.js';
-import { STAGES } from './main.js';
+import { STAGES, stageReadiness } from './main.js';
 import type { FromThread, StreamThreadData, ToThread } from './stream-thread-protocol.js';
 
 /** How often a thread looks whether its readiness changed (what /readyz of the process shows). */
@@ -40,7 +40,7 @@ async function closeStages(): Promise<void> {
 let lastReadiness = '';
 function reportReadiness(): void {
   const readiness: Record<string, Readiness> = {};
-  for (const stage of stages) readiness[stage.name] = stage.app.readiness();
+  for (const stage of stages) readiness[stage.name] = stageReadiness(stage.app);
   const text = JSON.stringify(readiness);
   if (text === lastReadiness) return;
   lastReadiness = text;

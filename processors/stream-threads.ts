@@ -143,18 +143,34 @@ export class StreamThreads {
     return this.#stopped;
   }
 
-  /** A stage is ready when it is in every thread; the reasons name the thread. */
+  /**
+   * A stage is ready when it is in every thread; the reasons name the thread. Bytes on disk are the
+   * threads' sum; a standby copy's lag the largest of the threads following that partition.
+   */
   readiness(stage: string): Readiness {
     const reasons: string[] = [];
     let ready = true;
+    let stateDiskBytes: number | undefined;
+    let standbyLag: Record<string, number> | undefined;
     for (const thread of this.#threads) {
       const readiness = thread.readiness[stage];
+      if (readiness?.stateDiskBytes !== undefined)
+        stateDiskBytes = (stateDiskBytes ?? 0) + readiness.stateDiskBytes;
+      for (const [partition, behind] of Object.entries(readiness?.standbyLag ?? {})) {
+        standbyLag ??= {};
+        standbyLag[partition] = Math.max(standbyLag[partition] ?? 0, behind);
+      }
       if (readiness?.ready) continue;
       ready = false;
       const why = readiness === undefined ? ['starting'] : (readiness.reasons ?? []);
       reasons.push(...why.map((reason) => `thread ${thread.index}: ${reason}`));
     }
-    return ready ? { ready } : { ready, reasons };
+    return {
+      ready,
+      ...(ready ? {} : { reasons }),
+      ...(stateDiskBytes === undefined ? {} : { stateDiskBytes }),
+      ...(standbyLag === undefined ? {} : { standbyLag }),
+    };
   }
 
   /** Every running thread's series, as prom-client's JSON. */

@@ -225,6 +225,13 @@ const environment = z.object({
   /** The root of the state directories (one per partition) when PROCESSOR_STATE_STORE=lmdb. */
   PROCESSOR_STATE_DIR: z.string().min(1).optional(),
   /**
+   * Standby replicas (Kafka Streams' num.standby.replicas), with PROCESSOR_STATE_STORE=lmdb only: 1 keeps a
+   * warm copy of every input partition this instance does not own (followed from its changelog), so a
+   * takeover restores only the last seconds. 0 or 1: librdkafka's assignors cannot place standbys, so a
+   * count of them would mean nothing more.
+   */
+  PROCESSOR_STANDBY_REPLICAS: z.coerce.number().int().min(0).max(1).default(0),
+  /**
    * This process instance among the processors of one app: the transactional id and the consumer
    * group's static member id are `<app>-<instance>`. Unique per live instance (two instances with one
    * id fence each other); keep it across restarts, so a restarted instance gets its partitions back
@@ -357,6 +364,13 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       code: 'custom',
       path: ['PROCESSOR_STATE_DIR'],
       message: 'is required with PROCESSOR_STATE_STORE=lmdb: the directory the state stores live in',
+    });
+  if (config.PROCESSOR_STANDBY_REPLICAS > 0 && config.PROCESSOR_STATE_STORE !== 'lmdb')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROCESSOR_STANDBY_REPLICAS'],
+      message:
+        'needs PROCESSOR_STATE_STORE=lmdb: a standby keeps its copy in the state directories (in memory a takeover restores in full anyway)',
     });
 });
 

@@ -90,6 +90,7 @@ export async function startDedupeRouter({
         stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
         stateDir: stateDirOf(config),
+        standbyReplicas: config.PROCESSOR_STANDBY_REPLICAS,
       }),
     logger: log,
     instanceId,

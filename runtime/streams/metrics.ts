@@ -198,6 +198,20 @@ function kitSeries(registry: Registry): KitSeries {
       for (const [app, streamApp] of watched) this.set({ app }, streamApp.stateDiskBytes?.() ?? 0);
     },
   });
+  new Gauge({
+    name: 'hookledger_stream_standby_lag_records',
+    help: 'Records a standby copy is behind, per changelog partition followed (PROCESSOR_STANDBY_REPLICAS=1).',
+    labelNames: ['app', 'topic', 'partition'] as const,
+    registers,
+    // Several stream threads (process --threads) may each follow a partition: the copy furthest behind.
+    aggregator: 'max',
+    collect() {
+      this.reset();
+      for (const [app, streamApp] of watched)
+        for (const { topic, partition, behind } of streamApp.standbyLag?.() ?? [])
+          this.set({ app, topic, partition: String(partition) }, behind);
+    },
+  });
   kitSeriesByRegistry.set(registry, created);
   return created;
 }

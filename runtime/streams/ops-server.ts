@@ -24,6 +24,8 @@ export interface Readiness {
   reasons?: readonly string[];
   /** Bytes its state takes on disk, when it keeps state on disk: /readyz shows it, ready or not. */
   stateDiskBytes?: number;
+  /** Records behind per changelog partition it follows as a standby (`topic[partition]`): shown ready or not. */
+  standbyLag?: Readonly<Record<string, number>>;
 }
 
 export interface OpsServer {
@@ -45,17 +47,22 @@ export async function startOpsServer({ host, port, registry, checks }: OpsServer
       const results: Record<string, boolean> = { accepting: !closing };
       const reasons: Record<string, readonly string[]> = {};
       const stateDiskBytes: Record<string, number> = {};
+      const standbyLag: Record<string, Readonly<Record<string, number>>> = {};
       if (closing) reasons.accepting = ['shutting down'];
       for (const [name, check] of Object.entries(checks)) {
         const result = check();
         const readiness = typeof result === 'boolean' ? { ready: result } : result;
         results[name] = readiness.ready;
         if (readiness.stateDiskBytes !== undefined) stateDiskBytes[name] = readiness.stateDiskBytes;
+        if (readiness.standbyLag !== undefined) standbyLag[name] = readiness.standbyLag;
         if (!readiness.ready && readiness.reasons !== undefined && readiness.reasons.length > 0)
           reasons[name] = readiness.reasons;
       }
       const ready = Object.values(results).every(Boolean);
-      const disk = Object.keys(stateDiskBytes).length > 0 ? { stateDiskBytes } : {};
+      const disk = {
+        ...(Object.keys(stateDiskBytes).length > 0 ? { stateDiskBytes } : {}),
+        ...(Object.keys(standbyLag).length > 0 ? { standbyLag } : {}),
+      };
       return send(
         ready ? 200 : 503,
         JSON.stringify(

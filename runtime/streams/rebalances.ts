@@ -5,6 +5,7 @@ import { errorFields } from '../log-error.js';
 import { NewClientsNeededError } from './errors.js';
 import type { RestoreOrchestrator } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext } from './runner-context.js';
+import type { StandbyFollower } from './standby-follower.js';
 import type { StateDirs } from './state-dirs.js';
 import type { TopicPartition } from './stream-clients.js';
 import { StreamTask } from './stream-task.js';
@@ -22,6 +23,8 @@ export interface RebalancesOptions<V> {
   cycle: TransactionCycle<V>;
   /** Where tasks keep their state on disk (undefined: in memory). */
   stateDirs?: StateDirs;
+  /** Follows the partitions this instance does not own (PROCESSOR_STANDBY_REPLICAS), when set. */
+  standby?: StandbyFollower<V>;
   /** The clock of rejoinWaitingMs (tests). */
   now?: () => number;
 }
@@ -114,6 +117,8 @@ export class Rebalances<V> {
     consumer.incrementalAssign(partitions);
     this.joined = true;
     this.#lostAt = undefined;
+    // The standby stops writing these partitions' directories (settled, checkpointed) before a task opens them.
+    this.options.standby?.assigned(partitions);
     for (const { topic, partition } of partitions) {
       const source = this.#sources.get(topic);
       if (source === undefined) continue;
@@ -155,6 +160,8 @@ export class Rebalances<V> {
       restorer.closeTask(task);
     }
     consumer.incrementalUnassign(partitions);
+    // Closed above: the standby may write their directories now.
+    this.options.standby?.revoked(partitions);
     if (lost) this.#lostAt ??= (this.options.now ?? Date.now)();
     log.info({ partitions: partitions.map(nameOf), lost }, lost ? 'partitions lost' : 'partitions revoked');
     // The producer's failure is the loop's to handle (abort again, replace the producer, or stop).

@@ -123,6 +123,7 @@ export async function startRejoiningApp({
       },
     tasks: (): TaskStatus[] => current?.tasks() ?? [],
     stateDiskBytes: () => current?.stateDiskBytes?.(),
+    standbyLag: () => current?.standbyLag?.(),
     stopped,
     failure: () => failure,
     async close() {

@@ -15,6 +15,8 @@ import { RecordProcessing } from './record-processing.js';
 import { restoreTasks } from './restore.js';
 import { RestoreOrchestrator, type RestoreTasks } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext, seekTask } from './runner-context.js';
+import { librdkafkaStandbyConsumer } from './standby-consumer.js';
+import { type CreateStandbyConsumer, StandbyFollower, type StandbyLag } from './standby-follower.js';
 import { StateDirs } from './state-dirs.js';
 import { type ConsumedMessage, type CreateStreamClients, librdkafkaClients } from './stream-clients.js';
 import type { Instrument, StreamTask } from './stream-task.js';
@@ -87,6 +89,13 @@ export interface StreamAppOptions<V> {
    * (PROCESSOR_STATE_STORE=lmdb): one directory per task, `<root>/<appId>/<instanceId>/<topic>-<partition>`.
    */
   stateDir?: string;
+  /**
+   * PROCESSOR_STANDBY_REPLICAS: 1 follows the changelogs of every input partition this instance does not
+   * own into its state directories (standby-follower.ts); needs `stateDir`. Default 0.
+   */
+  standbyReplicas?: number;
+  /** The standby follower's consumer (default librdkafka's, group-less; unit tests pass a fake). */
+  standbyConsumer?: CreateStandbyConsumer;
   /** How a restore reads the changelogs (default restore.ts over the same Kafka; unit tests pass a fake). */
   restore?: RestoreTasks<V>;
 }
@@ -114,6 +123,8 @@ export interface StreamApp {
   tasks(): TaskStatus[];
   /** Bytes the state directories take on disk (undefined: state in memory). */
   stateDiskBytes?(): number | undefined;
+  /** Records behind per changelog partition followed as a standby (undefined: no standby). */
+  standbyLag?(): StandbyLag[] | undefined;
   /** Settles when the app stopped: closed, or a fatal error (then `failure()` says which). */
   readonly stopped: Promise<void>;
   /** Why the app stopped by itself, if it did. */
@@ -177,6 +188,8 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     restoreRetryMaxMs = 30_000,
     clients: createClients = librdkafkaClients,
     restore = (due) => restoreTasks(settings, due),
+    standbyReplicas = 0,
+    standbyConsumer = () => librdkafkaStandbyConsumer(settings),
   } = options;
   const topology = validateTopology(options.topology);
   const memberId = `${appId}-${instanceId}`;
@@ -242,7 +255,12 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   });
   const processing = new RecordProcessing<V>(topology, limits, cycle, deadLetterAfterMs);
   const readsAhead = topology.sources.some((s) => s.readAhead !== undefined);
-  const joinedRebalances = new Rebalances<V>(context, { topology, restorer, cycle, stateDirs });
+  // Started here, it waits for the first assignment before it follows anything.
+  const standby =
+    stateDirs === undefined || standbyReplicas < 1
+      ? undefined
+      : new StandbyFollower<V>({ topology, stateDirs, createConsumer: standbyConsumer, logger: log });
+  const joinedRebalances = new Rebalances<V>(context, { topology, restorer, cycle, stateDirs, standby });
 
   /**
    * Offsets follow the consumer's position past what was processed (transaction markers, aborted
@@ -424,6 +442,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     joinedRebalances.finish();
     await consumer.disconnect(10_000);
     await cycle.close();
+    await standby?.close();
     await stateDirs?.closeAll();
   }
 
@@ -437,6 +456,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     joinedRebalances.finish();
     await consumer.disconnect(10_000);
     await cycle.close();
+    await standby?.close();
     await stateDirs?.closeAll();
     throw error;
   }
@@ -487,6 +507,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
           : {}),
       })),
     stateDiskBytes: () => stateDirs?.sizeOnDisk(),
+    standbyLag: () => standby?.lag(),
     stopped,
     failure: () => failure,
     async close() {

@@ -129,6 +129,25 @@ describe('stream threads', () => {
     });
   });
 
+  it('show the threads’ bytes on disk summed, and each standby copy’s lag (the largest over threads)', () => {
+    const { supervisor, fakes } = threads(2);
+    fakes[0]!.say({
+      type: 'readiness',
+      readiness: { 'dedupe-router': { ready: true, stateDiskBytes: 4_096, standbyLag: { 'c[1]': 3 } } },
+    });
+    fakes[1]!.say({
+      type: 'readiness',
+      readiness: {
+        'dedupe-router': { ready: true, stateDiskBytes: 8_192, standbyLag: { 'c[0]': 0, 'c[1]': 7 } },
+      },
+    });
+    expect(supervisor.readiness('dedupe-router')).toEqual({
+      ready: true,
+      stateDiskBytes: 12_288,
+      standbyLag: { 'c[0]': 0, 'c[1]': 7 },
+    });
+  });
+
   it('end the process when a running thread’s stage stops by itself, saying which thread and why', async () => {
     const { supervisor, fakes } = threads(2);
     for (const fake of fakes) fake.say({ type: 'running' });

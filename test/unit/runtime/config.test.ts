@@ -83,6 +83,16 @@ describe('configuration from the environment', () => {
     expect(onDisk.PROCESSOR_STATE_DIR).toBe('/var/lib/hookledger');
   });
 
+  it('keeps standby replicas only with the state on disk, and one at most', () => {
+    expect(loadConfig(minimal).PROCESSOR_STANDBY_REPLICAS).toBe(0);
+    expect(errorOf({ ...minimal, PROCESSOR_STANDBY_REPLICAS: '1' })).toMatch(
+      /^PROCESSOR_STANDBY_REPLICAS: needs PROCESSOR_STATE_STORE=lmdb/,
+    );
+    const onDisk = { ...minimal, PROCESSOR_STATE_STORE: 'lmdb', PROCESSOR_STATE_DIR: '/var/lib/hookledger' };
+    expect(loadConfig({ ...onDisk, PROCESSOR_STANDBY_REPLICAS: '1' }).PROCESSOR_STANDBY_REPLICAS).toBe(1);
+    expect(errorOf({ ...onDisk, PROCESSOR_STANDBY_REPLICAS: '2' })).toMatch(/^PROCESSOR_STANDBY_REPLICAS: /);
+  });
+
   it('serves operations on the loopback by default, on a port of their own', () => {
     const config = loadConfig(minimal);
     expect(config.INGEST_OPS_HOST).toBe('127.0.0.1');

@@ -68,4 +68,22 @@ describe('the stream apps’ ops server', () => {
       stateDiskBytes: { 'dedupe-router': 8_192 },
     });
   });
+
+  it('shows how far behind each standby copy is, without making the stage unready', async () => {
+    server = await startOpsServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: new Registry(),
+      checks: {
+        'dedupe-router': () => ({ ready: true, standbyLag: { 'webhooks.dedupe-changelog[1]': 42 } }),
+      },
+    });
+    const answer = await fetch(`${server.url}/readyz`);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({
+      ready: true,
+      checks: { accepting: true, 'dedupe-router': true },
+      standbyLag: { 'dedupe-router': { 'webhooks.dedupe-changelog[1]': 42 } },
+    });
+  });
 });

@@ -27,4 +27,19 @@ describe('the stream kit’s gauges', () => {
     expect(text).toContain('hookledger_stream_ready{app="dedupe-router"} 1');
     expect(text).toContain('hookledger_stream_ready{app="tables"} 1');
   });
+
+  it('show the records each standby copy is behind, per changelog partition followed', async () => {
+    const registry = new Registry();
+    let lag = [{ topic: 'webhooks.dedupe-changelog', partition: 1, behind: 42 }];
+    createStreamMetrics({ app: 'dedupe-router', registry }).watch({
+      ...fakeApp(() => true),
+      standbyLag: () => lag,
+    });
+    expect(await registry.metrics()).toContain(
+      'hookledger_stream_standby_lag_records{app="dedupe-router",topic="webhooks.dedupe-changelog",partition="1"} 42',
+    );
+    // A partition no longer followed (the instance owns it now) leaves the series.
+    lag = [];
+    expect(await registry.metrics()).not.toContain('hookledger_stream_standby_lag_records{');
+  });
 });
