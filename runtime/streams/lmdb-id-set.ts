@@ -1,9 +1,9 @@
 // The id set of id-set.ts on disk (LMDB): 128-bit id hash → (second seen, tag), and an index ordered
 // by the second seen, so expiry reads only the expired ids (a range from the start), never the whole set.
 //
-// Writes wait in memory (an IdSet, where lookups find them) and reach LMDB in one transaction per batch,
-// in key order: when FLUSH_AT ids wait, and before a checkpoint covers them (stream-task.ts), so about
-// once a second rather than once per Kafka transaction. Random 16-byte keys land on random leaf pages of
+// Writes wait in memory (an IdSet, where lookups find them) and reach LMDB in one transaction per batch:
+// when FLUSH_AT ids wait, and before a checkpoint covers them (stream-task.ts), so about once a second
+// rather than once per Kafka transaction. Random 16-byte keys land on random leaf pages of
 // the B-tree, each copied on write: a batch of a second's ids copies each page once for all its ids,
 // where a batch per 100 ms transaction copied most pages again each time. What waits is committed state
 // after the checkpoint: a crash loses it from the disk, and the restore from the checkpoint reads it again.
