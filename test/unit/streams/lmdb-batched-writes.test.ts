@@ -23,7 +23,7 @@ function idsOnDisk(root: string): number {
 }
 
 describe('the id set on disk between two writes', () => {
-  it('recognises an id committed and not written yet, and writes it only when flushed', async () => {
+  it('recognises an id committed and not written yet; closed before a flush, the directory does not hold it', async () => {
     const root = dirs.root();
     const dir = dirs.open(0, root);
     const store = new DedupeStore(WEEK, new IdSetBacking(new LmdbIdSet(dir, 'dedupe')));
@@ -33,6 +33,15 @@ describe('the id set on disk between two writes', () => {
     // The commit did not write: another reader of the directory sees nothing yet.
     await dir.close();
     expect(idsOnDisk(root)).toBe(0);
+  });
+
+  it('writes a full batch of 100,000 waiting ids without waiting for a checkpoint', async () => {
+    const root = dirs.root();
+    const dir = dirs.open(0, root);
+    const ids = new LmdbIdSet(dir, 'dedupe');
+    for (let i = 0; i < 100_001; i++) ids.set(`s/wh_${i}`, T0, 1);
+    await dir.close();
+    expect(idsOnDisk(root)).toBe(100_000);
   });
 
   it('answers as the id set in memory whatever the flush points, and holds the same ids once written', async () => {
