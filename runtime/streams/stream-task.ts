@@ -183,6 +183,7 @@ export class StreamTask<V> {
    */
   #writeCheckpoint(offsets: ReadonlyMap<string, bigint>, streamTime: number): void {
     const dir = this.stateDir!;
+    if (dir.closed) return; // the app is closing: the next start restores from the last checkpoint
     dir.transaction(() => {
       for (const store of this.#stores.values()) store.flush?.();
       dir.writeCheckpoint({

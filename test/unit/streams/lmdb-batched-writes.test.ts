@@ -112,31 +112,36 @@ const onDisk: Topology<number> = {
   })),
 };
 
+/** A task over the topology on disk, restored (empty) and running, with one record committed (key a). */
+function runningTaskWithACommit(stateDirs: StateDirs): StreamTask<number> {
+  const task = new StreamTask<number>({
+    topology: onDisk,
+    source: onDisk.sources[0]!,
+    partition: 0,
+    port: { pause: () => undefined, resume: () => undefined },
+    logger: pino({ level: 'silent' }),
+    stateDirs,
+  });
+  task.machine.transitionTo('restoring');
+  task.resetStores();
+  task.restoreFrom(CHANGELOG, { low: 0n, high: 0n });
+  task.restoredTo(CHANGELOG, 0n);
+  task.finishRestore();
+  task.machine.transitionTo('running');
+  task.process(
+    { topic: 'in', partition: 0, offset: '0', key: 'a', value: 1, timestamp: T0, headers: {} },
+    0n,
+  );
+  task.keepRecord();
+  task.takeChangelog();
+  task.committed(() => undefined);
+  return task;
+}
+
 describe('a task on disk', () => {
   it('writes its committed state waiting in memory with its checkpoint, in that transaction and not before', async () => {
-    const root = dirs.root();
-    const stateDirs = new StateDirs(root, 'app', 'i1');
-    const task = new StreamTask<number>({
-      topology: onDisk,
-      source: onDisk.sources[0]!,
-      partition: 0,
-      port: { pause: () => undefined, resume: () => undefined },
-      logger: pino({ level: 'silent' }),
-      stateDirs,
-    });
-    task.machine.transitionTo('restoring');
-    task.resetStores();
-    task.restoreFrom(CHANGELOG, { low: 0n, high: 0n });
-    task.restoredTo(CHANGELOG, 0n);
-    task.finishRestore();
-    task.machine.transitionTo('running');
-    task.process(
-      { topic: 'in', partition: 0, offset: '0', key: 'a', value: 1, timestamp: T0, headers: {} },
-      0n,
-    );
-    task.keepRecord();
-    task.takeChangelog();
-    task.committed(() => undefined);
+    const stateDirs = new StateDirs(dirs.root(), 'app', 'i1');
+    const task = runningTaskWithACommit(stateDirs);
     const dir = task.stateDir!;
     const reader = () => new LmdbBacking<number>(dir, 'last', codec, () => undefined).get('a');
     // Committed, not written: the disk still holds the restore's checkpoint and nothing after it.
@@ -147,5 +152,14 @@ describe('a task on disk', () => {
     expect(dir.checkpoint?.offsets).toEqual({ [CHANGELOG]: '1' });
     task.close();
     await stateDirs.closeAll();
+  });
+
+  it('takes no checkpoint once the app closed its directories (an answer that came in late)', async () => {
+    const root = dirs.root();
+    const stateDirs = new StateDirs(root, 'app', 'i1');
+    const task = runningTaskWithACommit(stateDirs);
+    await stateDirs.closeAll();
+    expect(() => task.checkpoint(new Map([[CHANGELOG, 1n]]), T0)).not.toThrow();
+    task.close();
   });
 });
