@@ -7,6 +7,7 @@
 // the changelog got after it. The LSO may lag the commit just made (its markers are written after the
 // coordinator answers): the next checkpoint covers it; a checkpoint behind the state costs only a replay.
 import type { Logger } from '../log.js';
+import { StateStoreFailedError } from './errors.js';
 import type { StreamConsumer } from './stream-clients.js';
 import type { StreamTask } from './stream-task.js';
 
@@ -18,6 +19,8 @@ export class CheckpointWriter<V> {
   #lastAt = 0;
   /** Tasks on disk that committed something since their last checkpoint. */
   #due = new Set<StreamTask<V>>();
+  /** A store that could not write its committed batch with a checkpoint (a full disk): the next commit stops. */
+  #failure: StateStoreFailedError | undefined;
 
   constructor(
     private readonly consumer: Pick<StreamConsumer, 'queryHighWatermark'>,
@@ -42,7 +45,17 @@ export class CheckpointWriter<V> {
             topic,
             BigInt(await consumer.queryHighWatermark!(topic, task.partition, QUERY_TIMEOUT_MS)),
           );
-        task.checkpoint(offsets, streamTime);
+        try {
+          task.checkpoint(offsets, streamTime);
+        } catch (error) {
+          // Its committed batch is neither on disk nor (any more) in memory: only a restore from the
+          // checkpoint, which is behind it, gives the state back.
+          this.#failure = new StateStoreFailedError(
+            `the state store of ${task.topic}[${task.partition}] could not write its committed state with a checkpoint (${(error as Error).message ?? String(error)}): stopping`,
+            { cause: error },
+          );
+          return;
+        }
       }
     })()
       .catch((error: unknown) =>
@@ -53,8 +66,12 @@ export class CheckpointWriter<V> {
       });
   }
 
-  /** Waits for a checkpoint in progress: no changelog record may be written before its answer. */
+  /**
+   * Waits for a checkpoint in progress: no changelog record may be written before its answer. Throws a
+   * StateStoreFailedError when a store could not write (the stage stops).
+   */
   async settled(): Promise<void> {
     await this.#pending;
+    if (this.#failure !== undefined) throw this.#failure;
   }
 }

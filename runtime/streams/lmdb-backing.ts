@@ -2,7 +2,8 @@
 // with an index ordered by when each value may be forgotten, so forgetting reads only those due.
 //
 // Main database: key → 8-byte "forgettable from" time (ms, big-endian; all ones: never) + encoded value.
-// Index: that time + key → the key as text. Writes are queued and applied in one transaction per batch.
+// Index: that time + key → the key as text. Writes wait in memory (where get() finds them) and are applied
+// in one transaction per batch: when FLUSH_AT wait, or before a checkpoint covers them (lmdb-id-set.ts says why).
 import { createHash } from 'node:crypto';
 import type { Database } from 'lmdb';
 import type { TaskStateDir } from './state-dir.js';
@@ -33,7 +34,8 @@ function indexKey(time: bigint, key: Buffer): Buffer {
 export class LmdbBacking<V> implements KeyValueBacking<V> {
   readonly #main: Database<Buffer, Buffer>;
   readonly #index: Database<Buffer, Buffer>;
-  #queue: { key: string; value: V | undefined }[] = [];
+  /** Writes not applied yet, last per key (undefined: deleted). */
+  #waiting = new Map<string, V | undefined>();
 
   /** `forgettableFrom`: when a value may be forgotten (undefined: never), for forgetDue. */
   constructor(
@@ -47,19 +49,22 @@ export class LmdbBacking<V> implements KeyValueBacking<V> {
   }
 
   get(key: string): V | undefined {
-    this.flush();
+    if (this.#waiting.has(key)) return this.#waiting.get(key);
     const stored = this.#main.getBinaryFast(dbKey(key));
     return stored === undefined ? undefined : this.codec.decode(Buffer.from(stored.subarray(8)));
   }
 
   set(key: string, value: V): void {
-    this.#queue.push({ key, value });
-    if (this.#queue.length >= FLUSH_AT) this.flush();
+    this.#wait(key, value);
   }
 
   delete(key: string): void {
-    this.#queue.push({ key, value: undefined });
-    if (this.#queue.length >= FLUSH_AT) this.flush();
+    this.#wait(key, undefined);
+  }
+
+  #wait(key: string, value: V | undefined): void {
+    this.#waiting.set(key, value);
+    if (this.#waiting.size >= FLUSH_AT) this.flush();
   }
 
   get size(): number {
@@ -68,11 +73,11 @@ export class LmdbBacking<V> implements KeyValueBacking<V> {
   }
 
   flush(): void {
-    if (this.#queue.length === 0) return;
-    const queue = this.#queue;
-    this.#queue = [];
+    if (this.#waiting.size === 0) return;
+    const waiting = this.#waiting;
+    this.#waiting = new Map();
     this.dir.transaction(() => {
-      for (const { key, value } of queue) {
+      for (const [key, value] of waiting) {
         const k = dbKey(key);
         const old = this.#main.getBinaryFast(k);
         if (old !== undefined) {

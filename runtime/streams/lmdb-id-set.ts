@@ -1,22 +1,19 @@
 // The id set of id-set.ts on disk (LMDB): 128-bit id hash → (second seen, tag), and an index ordered
 // by the second seen, so expiry reads only the expired ids (a range from the start), never the whole set.
 //
-// Writes are queued and applied in one LMDB transaction per batch (a restore's 10,000 records, a
-// commit's writes): one write transaction per id would cost a page copy each.
+// Writes wait in memory (an IdSet, where lookups find them) and reach LMDB in one transaction per batch:
+// when FLUSH_AT ids wait, and before a checkpoint covers them (stream-task.ts), so about once a second
+// rather than once per Kafka transaction. Random 16-byte keys land on random leaf pages of
+// the B-tree, each copied on write: a batch of a second's ids copies each page once for all its ids,
+// where a batch per 100 ms transaction copied most pages again each time. What waits is committed state
+// after the checkpoint: a crash loses it from the disk, and the restore from the checkpoint reads it again.
 import type { Database } from 'lmdb';
-import { hashId, type IdEntry } from './id-set.js';
+import { hashId, type IdEntry, IdSet } from './id-set.js';
 import type { TaskStateDir } from './state-dir.js';
 
 const MAX_SECONDS = 0xffff_ffff;
-/** Queued writes applied at once when this many wait (restore). */
-const FLUSH_AT = 10_000;
-
-/** A queued write: seconds < 0 deletes. */
-interface Write {
-  hash: Buffer;
-  seconds: number;
-  tag: number;
-}
+/** Waiting ids written at once when this many wait (a restore; a router between two checkpoints). */
+const FLUSH_AT = 100_000;
 
 /** What the dedupe store needs of an id set, in memory (IdSet) or on disk (LmdbIdSet). */
 export interface IdStore {
@@ -46,7 +43,8 @@ function indexKey(seconds: number, hash: Buffer): Buffer {
 export class LmdbIdSet implements IdStore {
   readonly #ids: Database<Buffer, Buffer>;
   readonly #bySecond: Database<Buffer, Buffer>;
-  #queue: Write[] = [];
+  /** Ids set and not written to LMDB yet: lookups see them here. Deletions are written at once. */
+  #waiting = new IdSet();
 
   constructor(
     private readonly dir: TaskStateDir,
@@ -70,7 +68,8 @@ export class LmdbIdSet implements IdStore {
   }
 
   getHashed(key: Buffer): IdEntry | undefined {
-    this.flush();
+    const waiting = this.#waiting.getHashed(key);
+    if (waiting !== undefined) return waiting;
     const value = this.#ids.getBinaryFast(key.length === 16 ? key : key.subarray(0, 16));
     if (value === undefined) return undefined;
     return { seenAt: value.readUInt32BE(0) * 1000, tag: value[4]! };
@@ -83,36 +82,37 @@ export class LmdbIdSet implements IdStore {
   setHashed(key: Buffer, seenAt: number, tag: number): void {
     if (!Number.isInteger(tag) || tag < 1 || tag > 255) throw new RangeError(`tag must be 1–255, got ${tag}`);
     if (!Number.isFinite(seenAt)) throw new RangeError(`seenAt must be a finite epoch ms, got ${seenAt}`);
-    const seconds = Math.min(MAX_SECONDS, Math.max(0, Math.floor(seenAt / 1000)));
-    this.#queue.push({ hash: Buffer.from(key.subarray(0, 16)), seconds, tag });
-    if (this.#queue.length >= FLUSH_AT) this.flush();
+    this.#waiting.setHashed(key, seenAt, tag);
+    if (this.#waiting.size >= FLUSH_AT) this.flush();
   }
 
   delete(id: string): boolean {
     this.flush();
     const hash = hashId(id);
-    if (this.#ids.getBinaryFast(hash) === undefined) return false;
-    this.#queue.push({ hash, seconds: -1, tag: 0 });
-    this.flush();
+    const old = this.#ids.getBinaryFast(hash);
+    if (old === undefined) return false;
+    const seconds = old.readUInt32BE(0);
+    this.dir.transaction(() => {
+      this.#ids.removeSync(hash);
+      this.#bySecond.removeSync(indexKey(seconds, hash));
+    });
     return true;
   }
 
+  /** Writes the waiting ids to LMDB in one transaction (the caller's, when it runs in one). */
   flush(): void {
-    if (this.#queue.length === 0) return;
-    // In key order (stable: a key's later write stays later): a batch then walks the B-tree once, each
-    // leaf page copied once, instead of hopping between pages at random hashes.
-    const queue = this.#queue.sort((a, b) => Buffer.compare(a.hash, b.hash));
-    this.#queue = [];
+    if (this.#waiting.size === 0) return;
+    // Not sorted by key: it measured no faster here (docs/benchmarks.md), the pages are copied once a
+    // batch either way.
+    const batch = [...this.#waiting.entries()];
+    this.#waiting = new IdSet({ initialCapacity: this.#waiting.size * 2 });
     this.dir.transaction(() => {
-      for (const { hash, seconds, tag } of queue) {
+      for (const { hash, seenAt, tag } of batch) {
+        const seconds = seenAt / 1000;
         const old = this.#ids.getBinaryFast(hash);
         if (old !== undefined) {
           const oldSeconds = old.readUInt32BE(0);
           if (oldSeconds !== seconds) this.#bySecond.removeSync(indexKey(oldSeconds, hash));
-        }
-        if (seconds < 0) {
-          if (old !== undefined) this.#ids.removeSync(hash);
-          continue;
         }
         const value = Buffer.allocUnsafe(5);
         value.writeUInt32BE(seconds, 0);

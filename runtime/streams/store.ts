@@ -55,6 +55,11 @@ export interface StateStore {
   commit(): void;
   /** The batch was aborted: its writes are forgotten. */
   rollback(): void;
+  /**
+   * Writes committed state still waiting in memory to disk (a store on disk batches its commits), before
+   * a checkpoint says the disk holds it; runs inside the checkpoint's transaction.
+   */
+  flush?(): void;
   /** Entries held (for /metrics). */
   readonly size: number;
   close?(): void;
@@ -83,7 +88,10 @@ export interface KeyValueBacking<V> {
   set(key: string, value: V, timestamp: number): void;
   delete(key: string): void;
   readonly size: number;
-  /** Applies queued writes (a backing on disk queues them, to write a batch in one transaction). */
+  /**
+   * Writes what waits to disk: a backing on disk keeps writes in memory (where get() finds them) and writes
+   * them in batches, one transaction each, when enough wait or when flushed.
+   */
   flush?(): void;
 }
 
@@ -186,14 +194,18 @@ export class ChangelogKeyValueStore<V> implements StateStore {
       if (value === undefined) this.backing.delete(key);
       else this.backing.set(key, value, timestamp);
     }
-    this.backing.flush?.();
+    // Not flushed here: a backing on disk batches commits until the next checkpoint (or a full batch).
     this.#pending.clear();
     this.#log.clear();
     this.#undo = [];
   }
 
-  /** The changelog was read to its end: queued restore writes reach the backing. */
+  /** The changelog was read to its end: waiting restore writes reach the disk. */
   restored(_streamTime: number): void {
+    this.backing.flush?.();
+  }
+
+  flush(): void {
     this.backing.flush?.();
   }
 

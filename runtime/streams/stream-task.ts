@@ -173,9 +173,23 @@ export class StreamTask<V> {
    */
   checkpoint(offsets: ReadonlyMap<string, bigint>, streamTime: number): void {
     if (this.stateDir === undefined || this.state !== 'running') return;
-    this.stateDir.writeCheckpoint({
-      offsets: Object.fromEntries([...offsets].map(([topic, offset]) => [topic, String(offset)])),
-      streamTime,
+    this.#writeCheckpoint(offsets, streamTime);
+  }
+
+  /**
+   * The stores write what waits in memory, then the checkpoint, in one LMDB transaction: a checkpoint is
+   * never ahead of the state on disk. (A task closed without a checkpoint leaves its waiting writes
+   * unwritten: they are after the last checkpoint, so the next restore reads them from the changelog.)
+   */
+  #writeCheckpoint(offsets: ReadonlyMap<string, bigint>, streamTime: number): void {
+    const dir = this.stateDir!;
+    if (dir.closed) return; // the app is closing: the next start restores from the last checkpoint
+    dir.transaction(() => {
+      for (const store of this.#stores.values()) store.flush?.();
+      dir.writeCheckpoint({
+        offsets: Object.fromEntries([...offsets].map(([topic, offset]) => [topic, String(offset)])),
+        streamTime,
+      });
     });
   }
 
@@ -205,10 +219,7 @@ export class StreamTask<V> {
   finishRestore(): void {
     for (const store of this.#stores.values()) store.restored?.(this.streamTime);
     if (this.stateDir !== undefined && this.#restoredTo.size === this.#changelogs.length)
-      this.stateDir.writeCheckpoint({
-        offsets: Object.fromEntries([...this.#restoredTo].map(([topic, end]) => [topic, String(end)])),
-        streamTime: this.streamTime,
-      });
+      this.#writeCheckpoint(this.#restoredTo, this.streamTime);
     this.#committedStreamTime = this.streamTime;
     this.#punctuations = [];
     this.#processor = this.options.topology.processor.create();

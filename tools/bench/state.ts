@@ -8,7 +8,7 @@
 // Uses KAFKA_BROKERS when set, else starts a local stack of its own (tools/bench/bench-stack.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -33,7 +33,11 @@ const { values: opts } = parseArgs({
 });
 
 const WEEK = 7 * 86_400_000;
-const log = (message: string) => process.stderr.write(`[bench:state] ${message}\n`);
+const startedAt = performance.now();
+const log = (message: string) =>
+  process.stderr.write(
+    `[bench:state +${((performance.now() - startedAt) / 1000).toFixed(0)} s, load ${loadavg()[0]!.toFixed(1)}] ${message}\n`,
+  );
 
 function heapUsed(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -94,9 +98,13 @@ async function restoreInto(
   return { seconds: (performance.now() - started) / 1000, records, ends };
 }
 
-/** The store's share of the router's work: decide (recent), record a first delivery, commit every 1,000. */
+/**
+ * The store's share of the router's work: decide (recent), record a first delivery, commit every 1,000,
+ * and flush once a second (what a checkpoint does: a store on disk writes its committed ids then).
+ */
 function routeThrough(store: DedupeStore, deliveries: number, knownIds: number): number {
   const started = performance.now();
+  let flushedAt = started;
   const now = Date.now();
   for (let i = 0; i < deliveries; i++) {
     // A third are retries of ids the store knows; the rest new ids.
@@ -106,10 +114,15 @@ function routeThrough(store: DedupeStore, deliveries: number, knownIds: number):
     if (i % 1_000 === 999) {
       store.takeChangelog();
       store.commit();
+      if (performance.now() - flushedAt >= 1_000) {
+        store.flush();
+        flushedAt = performance.now();
+      }
     }
   }
   store.takeChangelog();
   store.commit();
+  store.flush();
   return deliveries / ((performance.now() - started) / 1000);
 }
 

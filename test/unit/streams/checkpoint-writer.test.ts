@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CheckpointWriter } from '../../../runtime/streams/checkpoint-writer.js';
+import { StateStoreFailedError } from '../../../runtime/streams/errors.js';
 import type { StreamTask } from '../../../runtime/streams/stream-task.js';
 
 /** A task on disk as the writer sees it: its changelogs, stream time, and the checkpoints it was given. */
@@ -94,5 +95,20 @@ describe('checkpoints after commits', () => {
     writer.committed([task(0, false).task], 10_000);
     await writer.settled();
     expect(c.asked).toEqual([]);
+  });
+
+  it('stops the next commit when a store cannot write its committed state with the checkpoint', async () => {
+    const writer = new CheckpointWriter<unknown>(
+      consumer(async () => 5),
+      log,
+      1_000,
+    );
+    const full = task(3);
+    (full.task as unknown as { checkpoint: () => void }).checkpoint = () => {
+      throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
+    };
+    writer.committed([full.task], 10_000);
+    await expect(writer.settled()).rejects.toThrow(StateStoreFailedError);
+    await expect(writer.settled()).rejects.toThrow(/could not write its committed state.*MDB_MAP_FULL/);
   });
 });

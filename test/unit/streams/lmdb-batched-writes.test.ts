@@ -1,0 +1,165 @@
+// The stores on disk batch committed writes in memory and write them at a checkpoint (or a full batch):
+// lookups see them before they are written, and a checkpoint is never ahead of what is on disk.
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { DedupeStore, IdSetBacking } from '../../../processors/dedupe-router/dedupe-store.js';
+import { LmdbBacking } from '../../../runtime/streams/lmdb-backing.js';
+import { LmdbIdSet } from '../../../runtime/streams/lmdb-id-set.js';
+import { StateDirs } from '../../../runtime/streams/state-dirs.js';
+import { ChangelogKeyValueStore } from '../../../runtime/streams/store.js';
+import { StreamTask } from '../../../runtime/streams/stream-task.js';
+import type { Topology } from '../../../runtime/streams/topology.js';
+import { useTempStateDirs } from '../../helpers/temp-state-dir.js';
+import { codec, topology } from './runner-fixtures.js';
+
+const T0 = Date.parse('2026-11-20T00:00:00Z');
+const CHANGELOG = 'in-changelog';
+const WEEK = 7 * 86_400_000;
+const dirs = useTempStateDirs();
+
+/** How many ids the dedupe database of the directory holds, read through a fresh handle. */
+function idsOnDisk(root: string): number {
+  return new LmdbIdSet(dirs.open(0, root), 'dedupe').size;
+}
+
+describe('the id set on disk between two writes', () => {
+  it('recognises an id committed and not written yet; closed before a flush, the directory does not hold it', async () => {
+    const root = dirs.root();
+    const dir = dirs.open(0, root);
+    const store = new DedupeStore(WEEK, new IdSetBacking(new LmdbIdSet(dir, 'dedupe')));
+    store.put('s/wh_1', { kind: 'routed', seenAt: T0 }, T0);
+    store.commit();
+    expect(store.recent('s/wh_1', T0)).toEqual({ kind: 'routed', seenAt: T0 });
+    // The commit did not write: another reader of the directory sees nothing yet.
+    await dir.close();
+    expect(idsOnDisk(root)).toBe(0);
+  });
+
+  it('writes a full batch of 100,000 waiting ids without waiting for a checkpoint', async () => {
+    const root = dirs.root();
+    const dir = dirs.open(0, root);
+    const ids = new LmdbIdSet(dir, 'dedupe');
+    for (let i = 0; i < 100_001; i++) ids.set(`s/wh_${i}`, T0, 1);
+    await dir.close();
+    expect(idsOnDisk(root)).toBe(100_000);
+  });
+
+  it('answers as the id set in memory whatever the flush points, and holds the same ids once written', async () => {
+    let s = 7;
+    const random = () => {
+      s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0;
+      return s / 2 ** 32;
+    };
+    const root = dirs.root();
+    const dir = dirs.open(0, root);
+    const memory = new DedupeStore(WEEK);
+    const disk = new DedupeStore(WEEK, new IdSetBacking(new LmdbIdSet(dir, 'dedupe')));
+    let now = T0;
+    for (let step = 0; step < 3_000; step++) {
+      const key = `s/wh_${Math.floor(random() * 800)}`;
+      now += Math.floor(random() * 400);
+      for (const store of [memory, disk]) {
+        store.beginRecord();
+        if (store.recent(key, now) === undefined) store.put(key, { kind: 'routed', seenAt: now }, now);
+      }
+      expect(disk.recent(key, now)).toEqual(memory.recent(key, now));
+      const roll = random();
+      if (roll < 0.1) for (const store of [memory, disk]) store.commit();
+      else if (roll < 0.12) for (const store of [memory, disk]) store.rollback();
+      if (roll < 0.02) disk.flush();
+      if (roll > 0.999) expect(disk.expire(now)).toBe(memory.expire(now));
+    }
+    for (const store of [memory, disk]) store.commit();
+    for (let i = 0; i < 800; i++) expect(disk.get(`s/wh_${i}`)).toEqual(memory.get(`s/wh_${i}`));
+    disk.flush();
+    await dir.close();
+    const reopened = new LmdbIdSet(dirs.open(0, root), 'dedupe');
+    const hex = (entries: Iterable<{ hash: Buffer; seenAt: number; tag: number }>) =>
+      new Set([...entries].map((e) => `${e.hash.toString('hex')}@${e.seenAt}/${e.tag}`));
+    expect(hex(reopened.entries())).toEqual(hex(memory.ids.ids.entries()));
+  });
+});
+
+describe('the key-value backing on disk between two writes', () => {
+  it('shows committed values and deletions before writing them, and writes them when flushed', () => {
+    const backing = new LmdbBacking<number>(dirs.open(), 's', codec, () => undefined);
+    const store = new ChangelogKeyValueStore<number>('s', backing, codec);
+    store.put('a', 1, 10);
+    store.put('b', 2, 10);
+    store.commit();
+    store.delete('a', 11);
+    store.commit();
+    expect(store.get('a')).toBeUndefined();
+    expect(store.get('b')).toBe(2);
+    store.flush();
+    expect(store.get('a')).toBeUndefined();
+    expect(store.get('b')).toBe(2);
+    expect(store.size).toBe(1);
+  });
+});
+
+/** The runner fixtures' topology with its store on disk (the tables' backing). */
+const onDisk: Topology<number> = {
+  ...topology,
+  stores: topology.stores.map((spec) => ({
+    ...spec,
+    create: (_partition, stateDir) =>
+      new ChangelogKeyValueStore<number>(
+        spec.name,
+        new LmdbBacking<number>(stateDir!, spec.name, codec, () => undefined),
+        codec,
+      ),
+  })),
+};
+
+/** A task over the topology on disk, restored (empty) and running, with one record committed (key a). */
+function runningTaskWithACommit(stateDirs: StateDirs): StreamTask<number> {
+  const task = new StreamTask<number>({
+    topology: onDisk,
+    source: onDisk.sources[0]!,
+    partition: 0,
+    port: { pause: () => undefined, resume: () => undefined },
+    logger: pino({ level: 'silent' }),
+    stateDirs,
+  });
+  task.machine.transitionTo('restoring');
+  task.resetStores();
+  task.restoreFrom(CHANGELOG, { low: 0n, high: 0n });
+  task.restoredTo(CHANGELOG, 0n);
+  task.finishRestore();
+  task.machine.transitionTo('running');
+  task.process(
+    { topic: 'in', partition: 0, offset: '0', key: 'a', value: 1, timestamp: T0, headers: {} },
+    0n,
+  );
+  task.keepRecord();
+  task.takeChangelog();
+  task.committed(() => undefined);
+  return task;
+}
+
+describe('a task on disk', () => {
+  it('writes its committed state waiting in memory with its checkpoint, in that transaction and not before', async () => {
+    const stateDirs = new StateDirs(dirs.root(), 'app', 'i1');
+    const task = runningTaskWithACommit(stateDirs);
+    const dir = task.stateDir!;
+    const reader = () => new LmdbBacking<number>(dir, 'last', codec, () => undefined).get('a');
+    // Committed, not written: the disk still holds the restore's checkpoint and nothing after it.
+    expect(reader()).toBeUndefined();
+    expect(dir.checkpoint?.offsets).toEqual({ [CHANGELOG]: '0' });
+    task.checkpoint(new Map([[CHANGELOG, 1n]]), T0);
+    expect(reader()).toBe(1);
+    expect(dir.checkpoint?.offsets).toEqual({ [CHANGELOG]: '1' });
+    task.close();
+    await stateDirs.closeAll();
+  });
+
+  it('takes no checkpoint once the app closed its directories (an answer that came in late)', async () => {
+    const root = dirs.root();
+    const stateDirs = new StateDirs(root, 'app', 'i1');
+    const task = runningTaskWithACommit(stateDirs);
+    await stateDirs.closeAll();
+    expect(() => task.checkpoint(new Map([[CHANGELOG, 1n]]), T0)).not.toThrow();
+    task.close();
+  });
+});
