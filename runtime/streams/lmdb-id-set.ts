@@ -109,11 +109,9 @@ export class LmdbIdSet implements IdStore {
     this.dir.transaction(() => {
       for (const { hash, seenAt, tag } of batch) {
         const seconds = seenAt / 1000;
-        const old = this.#ids.getBinaryFast(hash);
-        if (old !== undefined) {
-          const oldSeconds = old.readUInt32BE(0);
-          if (oldSeconds !== seconds) this.#bySecond.removeSync(indexKey(oldSeconds, hash));
-        }
+        // An id set again under another second leaves its old index entry behind (no lookup of the
+        // old value here: most ids are new, and the lookup cost a B-tree descent each); expiry checks
+        // each entry against the id's current second before it forgets the id.
         const value = Buffer.allocUnsafe(5);
         value.writeUInt32BE(seconds, 0);
         value[4] = tag;
@@ -140,9 +138,13 @@ export class LmdbIdSet implements IdStore {
     this.dir.transaction(() => {
       for (const key of this.#bySecond.getKeys({ end })) {
         const hash = key.subarray(4, 20);
-        this.#ids.removeSync(hash);
+        const current = this.#ids.getBinaryFast(hash);
+        // A stale entry (the id was set again under another second, or deleted) forgets nothing.
+        if (current !== undefined && current.readUInt32BE(0) === key.readUInt32BE(0)) {
+          this.#ids.removeSync(hash);
+          removed++;
+        }
         this.#bySecond.removeSync(key);
-        removed++;
       }
     });
     return removed;

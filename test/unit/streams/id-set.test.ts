@@ -62,6 +62,27 @@ describe.each(KINDS)('%s', (kind, create) => {
     expect(ids.expireBefore(T0 + 1_000)).toBe(1);
   });
 
+  it('an id set again under another second expires by the latest, also when written down in between', () => {
+    const ids = create();
+    ids.set('s/later', T0 + 1_000, 1);
+    ids.flush?.();
+    ids.set('s/later', T0 + 5_000, 2);
+    ids.flush?.();
+    expect(ids.expireBefore(T0 + 3_000)).toBe(0);
+    expect(ids.get('s/later')).toEqual({ seenAt: T0 + 5_000, tag: 2 });
+    expect(ids.expireBefore(T0 + 6_000)).toBe(1);
+    expect(ids.has('s/later')).toBe(false);
+
+    ids.set('s/earlier', T0 + 9_000, 1);
+    ids.flush?.();
+    ids.set('s/earlier', T0 + 7_000, 1);
+    ids.flush?.();
+    expect(ids.expireBefore(T0 + 8_000)).toBe(1);
+    expect(ids.has('s/earlier')).toBe(false);
+    expect(ids.expireBefore(T0 + 10_000)).toBe(0);
+    expect(ids.size).toBe(0);
+  });
+
   it('deletes single ids and keeps every other id reachable', () => {
     const ids = create(64);
     for (let i = 0; i < 40; i++) ids.set(`k${i}`, T0, 1);
