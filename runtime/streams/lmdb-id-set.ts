@@ -1,5 +1,8 @@
 // The id set of id-set.ts on disk (LMDB): 128-bit id hash → (second seen, tag), and an index ordered
 // by the second seen, so expiry reads only the expired ids (a range from the start), never the whole set.
+// The index holds one record per second per written batch (the second, a sequence number → the hashes
+// of the batch's ids seen in that second), not one per id: a batch of a second's ids costs a put each
+// into the id tree and a few into the index, and the index takes about 16 bytes an id.
 //
 // Writes wait in memory (an IdSet, where lookups find them) and reach LMDB in one transaction per batch:
 // when FLUSH_AT ids wait, and before a checkpoint covers them (stream-task.ts), so about once a second
@@ -32,12 +35,22 @@ export interface IdStore {
   flush?(): void;
 }
 
-/** Index key: the second seen (big-endian, so keys sort by time), then the hash. */
-function indexKey(seconds: number, hash: Buffer): Buffer {
-  const key = Buffer.allocUnsafe(20);
+/**
+ * Index key: the second seen (big-endian, so keys sort by time), then a sequence number that keeps each
+ * batch's record of that second apart from every other batch's, across restarts too: the time in ms
+ * when this set was opened, times 4,096, plus the batches written since.
+ */
+function indexKey(seconds: number, sequence: bigint): Buffer {
+  const key = Buffer.allocUnsafe(12);
   key.writeUInt32BE(seconds, 0);
-  hash.copy(key, 4, 0, 16);
+  key.writeBigUInt64BE(sequence, 4);
   return key;
+}
+
+/** The hashes an index record lists: 16 bytes each (one 20-byte key per id, value empty, before). */
+function* indexedHashes(key: Buffer, value: Buffer): Generator<Buffer> {
+  if (key.length === 20) yield key.subarray(4, 20);
+  for (let at = 0; at + 16 <= value.length; at += 16) yield value.subarray(at, at + 16);
 }
 
 export class LmdbIdSet implements IdStore {
@@ -45,6 +58,7 @@ export class LmdbIdSet implements IdStore {
   readonly #bySecond: Database<Buffer, Buffer>;
   /** Ids set and not written to LMDB yet: lookups see them here. Deletions are written at once. */
   #waiting = new IdSet();
+  #sequence = BigInt(Date.now()) * 4096n;
 
   constructor(
     private readonly dir: TaskStateDir,
@@ -89,13 +103,9 @@ export class LmdbIdSet implements IdStore {
   delete(id: string): boolean {
     this.flush();
     const hash = hashId(id);
-    const old = this.#ids.getBinaryFast(hash);
-    if (old === undefined) return false;
-    const seconds = old.readUInt32BE(0);
-    this.dir.transaction(() => {
-      this.#ids.removeSync(hash);
-      this.#bySecond.removeSync(indexKey(seconds, hash));
-    });
+    if (this.#ids.getBinaryFast(hash) === undefined) return false;
+    // Its index entry stays: expiry finds the id gone and forgets nothing for it.
+    this.dir.transaction(() => this.#ids.removeSync(hash));
     return true;
   }
 
@@ -106,17 +116,25 @@ export class LmdbIdSet implements IdStore {
     // batch either way.
     const batch = [...this.#waiting.entries()];
     this.#waiting = new IdSet({ initialCapacity: this.#waiting.size * 2 });
+    // The batch's hashes by the second they were seen: one index record each.
+    const bySecond = new Map<number, Buffer[]>();
     this.dir.transaction(() => {
       for (const { hash, seenAt, tag } of batch) {
         const seconds = seenAt / 1000;
-        // An id set again under another second leaves its old index entry behind (no lookup of the
-        // old value here: most ids are new, and the lookup cost a B-tree descent each); expiry checks
-        // each entry against the id's current second before it forgets the id.
         const value = Buffer.allocUnsafe(5);
         value.writeUInt32BE(seconds, 0);
         value[4] = tag;
         this.#ids.putSync(hash, value);
-        this.#bySecond.putSync(indexKey(seconds, hash), EMPTY);
+        const hashes = bySecond.get(seconds);
+        if (hashes === undefined) bySecond.set(seconds, [hash]);
+        else hashes.push(hash);
+      }
+      // An id set again under another second keeps its older index entry (no lookup of the old value:
+      // most ids are new); expiry checks each listed id's current second before it forgets it.
+      for (const [seconds, hashes] of bySecond) {
+        const list = Buffer.allocUnsafe(16 * hashes.length);
+        for (const [i, hash] of hashes.entries()) hash.copy(list, 16 * i, 0, 16);
+        this.#bySecond.putSync(indexKey(seconds, this.#sequence++), list);
       }
     });
   }
@@ -136,13 +154,16 @@ export class LmdbIdSet implements IdStore {
     end.writeUInt32BE(limit, 0);
     let removed = 0;
     this.dir.transaction(() => {
-      for (const key of this.#bySecond.getKeys({ end })) {
-        const hash = key.subarray(4, 20);
-        const current = this.#ids.getBinaryFast(hash);
-        // A stale entry (the id was set again under another second, or deleted) forgets nothing.
-        if (current !== undefined && current.readUInt32BE(0) === key.readUInt32BE(0)) {
-          this.#ids.removeSync(hash);
-          removed++;
+      for (const { key, value } of this.#bySecond.getRange({ end })) {
+        const seconds = key.readUInt32BE(0);
+        // Copied: the lookups below may reuse the buffers a read hands out.
+        for (const hash of indexedHashes(Buffer.from(key), Buffer.from(value))) {
+          const current = this.#ids.getBinaryFast(hash);
+          // A stale entry (the id was set again under another second, or deleted) forgets nothing.
+          if (current !== undefined && current.readUInt32BE(0) === seconds) {
+            this.#ids.removeSync(hash);
+            removed++;
+          }
         }
         this.#bySecond.removeSync(key);
       }
@@ -150,5 +171,3 @@ export class LmdbIdSet implements IdStore {
     return removed;
   }
 }
-
-const EMPTY = Buffer.alloc(0);

@@ -149,3 +149,36 @@ describe('IdSet', () => {
     expect(hashId('fixtures/wh_0001')).toEqual(sha256.subarray(0, 16));
   });
 });
+
+describe('LmdbIdSet (disk) index', () => {
+  it('expires an id indexed one record per id, as stores written before the batched index were', () => {
+    const dir = dirs.open();
+    const ids = new LmdbIdSet(dir, 'dedupe');
+    ids.set('s/old', T0 + 2_000, 1);
+    ids.flush();
+    // The earlier layout: a 20-byte key (second, hash) with an empty value, for each id.
+    const index = dir.database('dedupe.by-second');
+    const hash = hashId('s/old');
+    const legacy = Buffer.alloc(20);
+    legacy.writeUInt32BE((T0 + 2_000) / 1000, 0);
+    hash.copy(legacy, 4, 0, 16);
+    dir.transaction(() => {
+      for (const { key } of index.getRange({})) index.removeSync(Buffer.from(key));
+      index.putSync(legacy, Buffer.alloc(0));
+    });
+    expect(ids.expireBefore(T0 + 2_000)).toBe(0);
+    expect(ids.expireBefore(T0 + 3_000)).toBe(1);
+    expect(ids.has('s/old')).toBe(false);
+  });
+
+  it('lists a batch of ids seen in the same second in one index record', () => {
+    const dir = dirs.open();
+    const ids = new LmdbIdSet(dir, 'dedupe');
+    for (let i = 0; i < 500; i++) ids.set(`s/wh_${i}`, T0 + (i < 300 ? 1_000 : 2_000), 1);
+    ids.flush();
+    const records = [...dir.database('dedupe.by-second').getRange({})];
+    expect(records.map((r) => r.value.length)).toEqual([300 * 16, 200 * 16]);
+    expect(ids.expireBefore(T0 + 2_000)).toBe(300);
+    expect(ids.size).toBe(200);
+  });
+});
