@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { DedupeStore, IdSetBacking } from '../../processors/dedupe-router/dedupe-store.js';
 import { LmdbIdSet } from '../../runtime/streams/lmdb-id-set.js';
 import { TaskStateDir, taskStateDirPath } from '../../runtime/streams/state-dir.js';
+import { heapUsed, progressLog } from './state-store-loop.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -34,19 +35,7 @@ const { values: opts } = parseArgs({
 
 const WEEK = 7 * 86_400_000;
 const TOPIC = 'bench-direct.dedupe-changelog';
-const startedAt = performance.now();
-const log = (message: string) =>
-  process.stderr.write(
-    `[bench:state-direct +${((performance.now() - startedAt) / 1000).toFixed(0)} s, load ${loadavg()[0]!.toFixed(1)}] ${message}\n`,
-  );
-
-function heapUsed(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
-  gc?.();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
+const log = progressLog('bench:state-direct');
 
 /** The i-th of n hashes: evenly spread (so in key order as i grows), its other bytes mixed from i. */
 function syntheticHash(i: number, n: number, into = Buffer.allocUnsafe(16)): Buffer {

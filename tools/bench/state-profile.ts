@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { DedupeStore, IdSetBacking } from '../../processors/dedupe-router/dedupe-store.js';
 import { hashIdBytes } from '../../runtime/streams/id-set.js';
 import { TaskStateDir } from '../../runtime/streams/state-dir.js';
+import { routeThrough } from './state-store-loop.js';
 
 const ids = Number(process.argv[2] ?? 1_000_000);
 const deliveries = Number(process.argv[3] ?? 300_000);
@@ -22,29 +23,11 @@ const dir =
 try {
   const store = new DedupeStore(WEEK, IdSetBacking.of(dir));
   const now = Date.now();
-  let started = performance.now();
+  const started = performance.now();
   for (let i = 0; i < ids; i++) store.ids.ids.setHashed(hashIdBytes(Buffer.from(`bench/wh_${i}`)), now, 1);
   store.restored(now);
   console.log(`fill ${ids}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  started = performance.now();
-  let flushedAt = started;
-  for (let i = 0; i < deliveries; i++) {
-    const key = i % 3 === 0 ? `bench/wh_${(i * 7919) % ids}` : `bench/new_${i}`;
-    store.beginRecord();
-    if (store.recent(key, now) === undefined) store.put(key, { kind: 'routed', seenAt: now }, now);
-    if (i % 1_000 === 999) {
-      store.takeChangelog();
-      store.commit();
-      if (performance.now() - flushedAt >= 1_000) {
-        store.flush();
-        flushedAt = performance.now();
-      }
-    }
-  }
-  store.takeChangelog();
-  store.commit();
-  store.flush();
-  console.log(`${kind}: ${(deliveries / ((performance.now() - started) / 1000)).toFixed(0)} deliveries/s`);
+  console.log(`${kind}: ${routeThrough(store, deliveries, ids).toFixed(0)} deliveries/s`);
 } finally {
   await dir?.close();
   rmSync(root, { recursive: true, force: true });

@@ -8,7 +8,7 @@
 // Uses KAFKA_BROKERS when set, else starts a local stack of its own (tools/bench/bench-stack.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -22,6 +22,7 @@ import { deliverAll, type OutRecord, routeDeliveryReports } from '../../runtime/
 import { TaskStateDir } from '../../runtime/streams/state-dir.js';
 import { RestoredRecord } from '../../runtime/streams/store.js';
 import { startBenchStack } from './bench-stack.js';
+import { heapUsed, progressLog, routeThrough } from './state-store-loop.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -33,19 +34,7 @@ const { values: opts } = parseArgs({
 });
 
 const WEEK = 7 * 86_400_000;
-const startedAt = performance.now();
-const log = (message: string) =>
-  process.stderr.write(
-    `[bench:state +${((performance.now() - startedAt) / 1000).toFixed(0)} s, load ${loadavg()[0]!.toFixed(1)}] ${message}\n`,
-  );
-
-function heapUsed(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
-  gc?.();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
+const log = progressLog('bench:state');
 
 async function writeChangelog(settings: KafkaSettings, topic: string, ids: number, partitions: number) {
   const admin = createTopicAdmin(settings);
@@ -96,34 +85,6 @@ async function restoreInto(
   });
   for (const store of stores) store.restored(Date.now());
   return { seconds: (performance.now() - started) / 1000, records, ends };
-}
-
-/**
- * The store's share of the router's work: decide (recent), record a first delivery, commit every 1,000,
- * and flush once a second (what a checkpoint does: a store on disk writes its committed ids then).
- */
-function routeThrough(store: DedupeStore, deliveries: number, knownIds: number): number {
-  const started = performance.now();
-  let flushedAt = started;
-  const now = Date.now();
-  for (let i = 0; i < deliveries; i++) {
-    // A third are retries of ids the store knows; the rest new ids.
-    const key = i % 3 === 0 ? `bench/wh_${(i * 7919) % knownIds}` : `bench/new_${i}`;
-    store.beginRecord();
-    if (store.recent(key, now) === undefined) store.put(key, { kind: 'routed', seenAt: now }, now);
-    if (i % 1_000 === 999) {
-      store.takeChangelog();
-      store.commit();
-      if (performance.now() - flushedAt >= 1_000) {
-        store.flush();
-        flushedAt = performance.now();
-      }
-    }
-  }
-  store.takeChangelog();
-  store.commit();
-  store.flush();
-  return deliveries / ((performance.now() - started) / 1000);
 }
 
 async function main(): Promise<void> {

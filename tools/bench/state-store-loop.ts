@@ -1,0 +1,51 @@
+// What the state benchmarks (state.ts, state-direct.ts, state-profile.ts) share: the store's share of
+// the router's work, the heap a store holds, and a progress line with the time and the machine's load.
+import { loadavg } from 'node:os';
+import type { DedupeStore } from '../../processors/dedupe-router/dedupe-store.js';
+
+/**
+ * The store's share of the router's work: decide (recent), record a first delivery, commit every 1,000,
+ * and flush once a second (what a checkpoint does: a store on disk writes its committed ids then).
+ * A third of the deliveries are retries of the `knownIds` ids the store holds (`bench/wh_<n>`); the rest
+ * new ids. Returns deliveries a second.
+ */
+export function routeThrough(store: DedupeStore, deliveries: number, knownIds: number): number {
+  const started = performance.now();
+  let flushedAt = started;
+  const now = Date.now();
+  for (let i = 0; i < deliveries; i++) {
+    const key = i % 3 === 0 ? `bench/wh_${(i * 7919) % knownIds}` : `bench/new_${i}`;
+    store.beginRecord();
+    if (store.recent(key, now) === undefined) store.put(key, { kind: 'routed', seenAt: now }, now);
+    if (i % 1_000 === 999) {
+      store.takeChangelog();
+      store.commit();
+      if (performance.now() - flushedAt >= 1_000) {
+        store.flush();
+        flushedAt = performance.now();
+      }
+    }
+  }
+  store.takeChangelog();
+  store.commit();
+  store.flush();
+  return deliveries / ((performance.now() - started) / 1000);
+}
+
+/** Heap and array buffers in use after two full collections (run under --expose-gc). */
+export function heapUsed(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/** A progress line on stderr: `[<bench> +<s> s, load <1-min>] message`. */
+export function progressLog(bench: string): (message: string) => void {
+  const startedAt = performance.now();
+  return (message) =>
+    process.stderr.write(
+      `[${bench} +${((performance.now() - startedAt) / 1000).toFixed(0)} s, load ${loadavg()[0]!.toFixed(1)}] ${message}\n`,
+    );
+}
