@@ -117,7 +117,7 @@ export function renderScaleOut(
   return [
     '## Scale-out: the router with 1 and 2 instances',
     '',
-    `Reproduce: \`npm run bench:process -- --scale-out${setup.argv.length > 0 ? ` ${setup.argv.join(' ')}` : ''}\` (defaults \`--ids 60000 --retries 6000 --partitions 6\`).`,
+    `Reproduce: \`npm run bench:process -- --scale-out${setup.argv.length > 0 ? ` ${setup.argv.join(' ')}` : ''}\` (defaults \`--ids 400000 --retries 40000 --partitions 6\`).`,
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cores} × ${cpu} (nproc ${cores}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version};`,
     `${setup.stack}. Two raw topics filled alike (${setup.ids.toLocaleString('en-US')} webhook ids + ${setup.retries.toLocaleString('en-US')} retries, ${setup.partitions} partitions): one read by a`,
     'single router process, the other by two router processes of one consumer group, each with its own `HOOKLEDGER_INSTANCE_ID`',

@@ -126,8 +126,10 @@ async function measureStage(
 async function main(): Promise<void> {
   const partitions = Number(opts.partitions);
   const scale = opts['scale-out'] ?? false;
-  const ids = Number(opts.ids ?? (scale ? 60_000 : 200_000));
-  const retries = Number(opts.retries ?? (scale ? 6_000 : 20_000));
+  // Scale-out: enough that a second instance gets its share before one instance, committing up to a
+  // second's records at a time while it catches up, has read it all.
+  const ids = Number(opts.ids ?? (scale ? 400_000 : 200_000));
+  const retries = Number(opts.retries ?? (scale ? 40_000 : 20_000));
   // The broker's pid of a configured stack is found by its port (or given with --broker-pid).
   const bench = await startBenchStack({ jvmTools: true });
   const { brokers, registryUrl } = bench.stack;
