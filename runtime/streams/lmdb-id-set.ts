@@ -115,7 +115,6 @@ export class LmdbIdSet implements IdStore {
     // Not sorted by key: it measured no faster here (docs/benchmarks.md), the pages are copied once a
     // batch either way.
     const batch = [...this.#waiting.entries()];
-    this.#waiting = new IdSet({ initialCapacity: this.#waiting.size * 2 });
     // The batch's hashes by the second they were seen: one index record each.
     const bySecond = new Map<number, Buffer[]>();
     this.dir.transaction(() => {
@@ -137,6 +136,9 @@ export class LmdbIdSet implements IdStore {
         this.#bySecond.putSync(indexKey(seconds, this.#sequence++), list);
       }
     });
+    // Only once LMDB holds them: a write that fails (a full disk) leaves them waiting, still found by
+    // lookups, so nothing committed is forgotten while the stage stops.
+    this.#waiting = new IdSet({ initialCapacity: this.#waiting.size * 2 });
   }
 
   *entries(): IterableIterator<{ hash: Buffer; seenAt: number; tag: number }> {

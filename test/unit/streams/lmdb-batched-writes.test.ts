@@ -35,6 +35,21 @@ describe('the id set on disk between two writes', () => {
     expect(idsOnDisk(root)).toBe(0);
   });
 
+  it('keeps a batch LMDB refused waiting, still recognised, and writes it when the disk takes it again', () => {
+    const dir = dirs.open();
+    const ids = new LmdbIdSet(dir, 'dedupe');
+    ids.set('s/committed', T0, 1);
+    const transaction = dir.transaction.bind(dir);
+    dir.transaction = () => {
+      throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
+    };
+    expect(() => ids.flush()).toThrow(/MDB_MAP_FULL/);
+    expect(ids.get('s/committed')).toEqual({ seenAt: T0, tag: 1 });
+    dir.transaction = transaction;
+    ids.flush();
+    expect([...ids.entries()].map((e) => e.seenAt)).toEqual([T0]);
+  });
+
   it('writes a full batch of 100,000 waiting ids without waiting for a checkpoint', async () => {
     const root = dirs.root();
     const dir = dirs.open(0, root);
