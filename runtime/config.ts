@@ -207,8 +207,12 @@ const environment = z.object({
   /** The processors' /healthz, /readyz and /metrics. */
   PROCESSOR_HOST: z.string().min(1).default('0.0.0.0'),
   PROCESSOR_PORT: port.default(9090),
-  /** How long a silent processor keeps its partitions (a SIGKILLed one holds them this long). */
-  PROCESSOR_SESSION_TIMEOUT_MS: boundedDuration('30s', 6_000, 300_000).default(30_000),
+  /**
+   * How long a silent processor keeps its partitions (a SIGKILLed one holds them this long, which bounds
+   * a takeover). Under 6 s only where the brokers' group.min.session.timeout.ms allows it (6 s by
+   * default): they refuse the JoinGroup otherwise, and the stage stops saying so (errors.ts).
+   */
+  PROCESSOR_SESSION_TIMEOUT_MS: boundedDuration('30s', 1_000, 300_000).default(30_000),
   /** Short, so a dead owner's open transaction blocks read_committed readers for seconds only. */
   PROCESSOR_TRANSACTION_TIMEOUT_MS: boundedDuration('10s', 1_000, 900_000).default(10_000),
   /**

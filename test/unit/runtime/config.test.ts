@@ -46,6 +46,22 @@ describe('configuration from the environment', () => {
     expect(errorOf({ ...minimal, KAFKA_BROKERS: 'no-port' })).toMatch(/^KAFKA_BROKERS: expected host:port/);
   });
 
+  it('takes a session timeout down to 1 s (what the brokers allow is theirs to say) and up to 5 min', () => {
+    expect(loadConfig(minimal).PROCESSOR_SESSION_TIMEOUT_MS).toBe(30_000);
+    expect(loadConfig({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '3s' }).PROCESSOR_SESSION_TIMEOUT_MS).toBe(
+      3_000,
+    );
+    expect(
+      loadConfig({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '1000' }).PROCESSOR_SESSION_TIMEOUT_MS,
+    ).toBe(1_000);
+    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '999ms' })).toMatch(
+      /^PROCESSOR_SESSION_TIMEOUT_MS: must be at least 1s/,
+    );
+    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '6m' })).toMatch(
+      /^PROCESSOR_SESSION_TIMEOUT_MS: must be at most 5m/,
+    );
+  });
+
   it("refuses a dedupe window shorter than the platform's 72 h of retries", () => {
     expect(errorOf({ ...minimal, DEDUPE_WINDOW: '48h' })).toMatch(/^DEDUPE_WINDOW: must be at least .*72h/);
     expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '72h', WEBHOOK_MAX_AGE: '72h' }).DEDUPE_WINDOW).toBe(
@@ -192,8 +208,8 @@ describe('one duration syntax for every duration variable', () => {
   });
 
   it('says the bounds as durations and refuses what is no duration', () => {
-    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '1s' })).toBe(
-      'PROCESSOR_SESSION_TIMEOUT_MS: must be at least 6s (got "1s")',
+    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '500ms' })).toBe(
+      'PROCESSOR_SESSION_TIMEOUT_MS: must be at least 1s (got "500ms")',
     );
     expect(errorOf({ ...minimal, INGEST_LINGER_MS: '2s' })).toBe(
       'INGEST_LINGER_MS: must be at most 1s (got "2s")',
