@@ -62,6 +62,23 @@ describe('configuration from the environment', () => {
     );
   });
 
+  it('commits live transactions every 50 ms by default, from 5 ms up to a quarter of the transaction timeout', () => {
+    expect(loadConfig(minimal).PROCESSOR_COMMIT_INTERVAL_MS).toBe(50);
+    expect(
+      loadConfig({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '100ms' }).PROCESSOR_COMMIT_INTERVAL_MS,
+    ).toBe(100);
+    expect(errorOf({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '1ms' })).toMatch(
+      /^PROCESSOR_COMMIT_INTERVAL_MS: must be at least 5ms/,
+    );
+    expect(errorOf({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '3s' })).toBe(
+      'PROCESSOR_COMMIT_INTERVAL_MS: must be at most a quarter of PROCESSOR_TRANSACTION_TIMEOUT_MS (10s) (got "3s")',
+    );
+    expect(
+      loadConfig({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '3s', PROCESSOR_TRANSACTION_TIMEOUT_MS: '12s' })
+        .PROCESSOR_COMMIT_INTERVAL_MS,
+    ).toBe(3_000);
+  });
+
   it("refuses a dedupe window shorter than the platform's 72 h of retries", () => {
     expect(errorOf({ ...minimal, DEDUPE_WINDOW: '48h' })).toMatch(/^DEDUPE_WINDOW: must be at least .*72h/);
     expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '72h', WEBHOOK_MAX_AGE: '72h' }).DEDUPE_WINDOW).toBe(
@@ -176,6 +193,7 @@ describe('one duration syntax for every duration variable', () => {
     'INGEST_LINGER_MS',
     'PROCESSOR_SESSION_TIMEOUT_MS',
     'PROCESSOR_TRANSACTION_TIMEOUT_MS',
+    'PROCESSOR_COMMIT_INTERVAL_MS',
     'SCHEMA_REGISTRY_TIMEOUT',
     'INGEST_DRAIN_DELAY_MS',
     'INGEST_REQUEST_TIMEOUT_MS',
