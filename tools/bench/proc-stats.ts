@@ -39,6 +39,25 @@ export function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRS
 
 export const peakRssMiB = (pid: number | undefined) => rssMiB(pid, 'VmHWM');
 
+/** A process and its descendants (forked stream threads, say), found by their parent pids in /proc. */
+export function processTree(pid: number | undefined): number[] {
+  if (!pid) return [];
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []));
+  return tree;
+}
+
 function commandLine(pid: number): string[] {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);

@@ -80,6 +80,8 @@ const { values: opts } = parseArgs({
     'router-only': { type: 'boolean', default: false },
     /** Only the router with 1 and 2 instances (process-scale.ts), into its own section. */
     'scale-out': { type: 'boolean', default: false },
+    // With --scale-out: also one `process --threads N` (N stream threads in one command).
+    threads: { type: 'string' },
     /** Only the router with its state in memory against on disk (process-state.ts), alternately, printed. */
     'state-store': { type: 'boolean', default: false },
     /** --state-store: runs of each. */
@@ -126,6 +128,8 @@ async function measureStage(
 async function main(): Promise<void> {
   const partitions = Number(opts.partitions);
   const scale = opts['scale-out'] ?? false;
+  if (opts.threads !== undefined && (!scale || !/^[1-9]\d*$/.test(opts.threads)))
+    throw new Error(`--threads takes a whole number of stream threads from 1, with --scale-out (got ${opts.threads})`);
   // Scale-out: enough that a second instance gets its share before one instance, committing up to a
   // second's records at a time while it catches up, has read it all.
   const ids = Number(opts.ids ?? (scale ? 400_000 : 200_000));
@@ -155,6 +159,7 @@ async function main(): Promise<void> {
         retries,
         write: !opts['no-write'],
         argv: process.argv.slice(2).filter((a) => a !== '--scale-out'),
+        ...(opts.threads === undefined ? {} : { threads: Number(opts.threads) }),
       });
     } finally {
       admin.close();

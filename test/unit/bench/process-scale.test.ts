@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { renderScaleOut, type ScaleRun } from '../../../tools/bench/process-scale.js';
 
 const run = (instances: number, seconds: number, load1: number): ScaleRun => ({
+  label: String(instances),
   instances,
   records: 10_000,
   seconds,
@@ -23,6 +24,15 @@ describe('the scale-out report', () => {
     expect(text).toContain('CPU per event: 50.0 µs with one instance, 50.0 µs with two');
     expect(text).toContain('`npm run bench:process -- --scale-out`');
     expect(text).not.toContain('Measured under load');
+  });
+
+  it('adds the run of one process with stream threads, and its ratio to one instance', () => {
+    const threaded: ScaleRun = { ...run(2, 2, 0.1), label: '1 × 2 threads', perInstance: [] };
+    const text = renderScaleOut([run(1, 4, 0.1), run(2, 2.5, 0.1), threaded], setup);
+    expect(text).toContain('| 1 × 2 threads | 10,000 | 2.0 | 5000 |');
+    expect(text).toContain('One process with 2 stream threads / one instance: **2.00×** (5000 events/s)');
+    expect(text).toContain('50.0 µs with 2 threads');
+    expect(text).toContain('`hookledger process --only dedupe-router --threads 2`');
   });
 
   it('says the figure was measured under load when the load average exceeded the cores', () => {
