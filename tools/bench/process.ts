@@ -129,7 +129,9 @@ async function main(): Promise<void> {
   const partitions = Number(opts.partitions);
   const scale = opts['scale-out'] ?? false;
   if (opts.threads !== undefined && (!scale || !/^[1-9]\d*$/.test(opts.threads)))
-    throw new Error(`--threads takes a whole number of stream threads from 1, with --scale-out (got ${opts.threads})`);
+    throw new Error(
+      `--threads takes a whole number of stream threads from 1, with --scale-out (got ${opts.threads})`,
+    );
   // Scale-out: enough that a second instance gets its share before one instance, committing up to a
   // second's records at a time while it catches up, has read it all.
   const ids = Number(opts.ids ?? (scale ? 400_000 : 200_000));
