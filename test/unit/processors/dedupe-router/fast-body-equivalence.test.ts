@@ -1,8 +1,9 @@
-// The fast body parse (and the fast write-back of parsed values) is the same function as lossless-json's: every fixture and thousands of generated
-// bodies (whitespace, key order, escapes and unicode, long and exotic numbers, nested data, 2 KB+ bodies,
-// duplicate keys, broken JSON, a BOM, bytes that are not UTF-8) routed once with the fast parse and once
-// with lossless-json alone give byte-identical outputs: topics, keys, Avro values, dead-letter reasons
-// and messages.
+// The fast body parse (and the fast write-back of parsed values) is the same function as lossless-json's,
+// and the byte-level fast route (fast-route.ts: Avro written from the body's byte ranges) the same as
+// route(): every fixture and thousands of generated bodies (whitespace, key order, escapes and unicode,
+// long and exotic numbers, nested data, 2 KB+ bodies, duplicate keys, broken JSON, a BOM, bytes that are
+// not UTF-8, every trigger) routed once with the fast paths and once with lossless-json alone give
+// byte-identical outputs: topics, keys, Avro values, dead-letter reasons and messages.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +16,17 @@ import {
   parseJsonFast,
   stringifyJsonFast,
 } from '../../../../processors/dedupe-router/fast-json.js';
-import { type RouteDecision, type RouteOutput, route } from '../../../../processors/dedupe-router/route.js';
+import { type RoutedOutputs, routeFast } from '../../../../processors/dedupe-router/fast-route.js';
+import {
+  type RouteContext,
+  type RouteOutput,
+  type RouteSettings,
+  route,
+} from '../../../../processors/dedupe-router/route.js';
 import type { RawEnvelope } from '../../../../schemas/raw-envelope.js';
-import { envelopeFor, FIXTURES_DIR } from '../fixtures.js';
+import { AVRO_HEADER_BYTES, EncodedAvroValue } from '../../../../schemas/serde.js';
+import { generateLoad } from '../../../integration/processors-load.js';
+import { envelopeFor, FIXTURES_DIR, storedDeliveries } from '../fixtures.js';
 
 const schemasDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../schemas');
 const typeOf = (name: string) =>
@@ -48,25 +57,47 @@ beforeAll(async () => {
   vi.doUnmock('../../../../processors/dedupe-router/fast-json.js');
 });
 
-/** A decision as bytes: what the router would write (topic, key, Avro value) and why. */
-function written(decision: RouteDecision) {
+/**
+ * A decision as bytes: what the router would write (topic, key, Avro value) and why. A value the fast
+ * route wrote as Avro already is its bytes after the header's room.
+ */
+function written(decision: RoutedOutputs) {
   return {
     kind: decision.kind,
     reason: decision.reason,
     outputs: decision.outputs.map((o) => ({
       topic: o.topic,
       key: o.key,
-      value: types.get(o.topic)!.toBuffer(o.value).toString('hex'),
+      value: (o.value instanceof EncodedAvroValue
+        ? o.value.buffer.subarray(AVRO_HEADER_BYTES)
+        : types.get(o.topic)!.toBuffer(o.value)
+      ).toString('hex'),
     })),
   };
 }
 
-function expectSameRoute(envelope: RawEnvelope): void {
-  const settings = { webhookDateOffsetMinutes: 60, maxAgeMs: 72 * 3_600_000, maxAheadMs: 60_000 };
-  const decision = route(envelope, settings);
-  expect(written(decision)).toEqual(written(routeLossless(envelope, settings)));
+const SETTINGS: RouteSettings = {
+  webhookDateOffsetMinutes: 60,
+  maxAgeMs: 72 * 3_600_000,
+  maxAheadMs: 60_000,
+};
+
+/** Routes with route() and with the fast route (when it takes the body on): both as lossless-json alone. */
+function expectSameRoute(
+  envelope: RawEnvelope,
+  settings: RouteSettings = SETTINGS,
+  context: RouteContext = {},
+): 'fast' | 'reference' {
+  const decision = route(envelope, settings, context);
+  const expected = written(routeLossless(envelope, settings, context));
+  expect(written(decision)).toEqual(expected);
   const kind = `${decision.kind} ${decision.reason ?? decision.outputs.map((o) => o.topic).join(' ')}`;
   reached.set(kind, (reached.get(kind) ?? 0) + 1);
+  const fast = routeFast(envelope, settings, context);
+  if (fast === undefined) return 'reference';
+  expect(written(fast)).toEqual(expected);
+  fastReached.set(kind, (fastReached.get(kind) ?? 0) + 1);
+  return 'fast';
 }
 
 /**
@@ -264,6 +295,135 @@ const deliveryBody = fc
     return render({ o: b.shuffle ? [...top].reverse() : top }, { ws: b.ws, escapeAll: b.escapeAll });
   });
 
+/**
+ * Keys the fast route takes on (no escape, dot, leading digit or `__proto__`), unicode among them, and a
+ * few it leaves to route() (a dot, a digit first, an escape when rendered with escapeAll).
+ */
+const plainKey = fc.oneof(
+  { weight: 40, arbitrary: fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,12}$/) },
+  { weight: 10, arbitrary: fc.constantFrom('id', '__typename', 'name', 'amount', 'café', '名前', 'emoji😀') },
+  { weight: 1, arbitrary: fc.constantFrom('a.b', '1', '', '__proto__', 'x"y', 'tab\t') },
+);
+
+/** A JSON tree over plain keys: values of every kind (escapes, unicode, exotic numbers) and nested records. */
+const plainTree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
+  tree: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    numberText.map((n) => ({ n })),
+    anyText.map((s) => ({ s })),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('tree'), { maxLength: 4 }).map((a) => ({ a })),
+    fc
+      .array(fc.tuple(plainKey, tie('tree')), { maxLength: 5 })
+      .map((o) => ({ o: o.filter(([k], n) => o.findIndex(([other]) => other === k) === n) })),
+  ),
+})).tree;
+
+/** Every trigger family of the contract, and names route() alone takes (deletions, energy switches). */
+const FAST_TRIGGERS = [
+  'UserAdded',
+  'UserUpdated',
+  'AccountAdded',
+  'AccountUpdated',
+  'DocumentAdded',
+  'ToDoAdded',
+  'ToDoDone',
+  'PaymentAdded',
+  'SMSSent',
+  'EnergySwitchAdded',
+  'EnergySwitchUpdated',
+  'UserDeleted',
+  'Ping',
+];
+
+/** A delivery the fast route can take on (most of them): the bench's shape, varied every way route() reads. */
+const plainDelivery = fc
+  .record({
+    trigger: fc.constantFrom(...FAST_TRIGGERS),
+    date: fc.constantFrom(
+      '2026-11-22T09:00:00Z',
+      '2026-11-22T09:00:00.123456+01:00',
+      '2026-11-22T09:00:00',
+      '2026-11-22T08:59:59.5Z',
+      '2026-11-25T09:00:00Z',
+      '2026-11-18T09:00:00Z',
+    ),
+    typename: fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom('User', 'Account', 'Payment', 'Document') },
+      { weight: 1, arbitrary: fc.constantFrom('OperationFailure', '') },
+    ),
+    entityId: fc.oneof(
+      { weight: 6, arbitrary: fc.stringMatching(/^[a-z0-9_-]{1,12}$/).map((s) => ({ s }) as Tree) },
+      { weight: 2, arbitrary: unicodeText.map((s) => ({ s }) as Tree) },
+      { weight: 2, arbitrary: numberText.map((n) => ({ n }) as Tree) },
+      { weight: 1, arbitrary: fc.constantFrom<Tree>({ s: '' }, null, true) },
+    ),
+    idAbsent: fc.integer({ min: 0, max: 9 }).map((k) => k === 0),
+    fields: fc.array(fc.tuple(plainKey, plainTree), { maxLength: 6 }),
+    query: fc.oneof(
+      fc.constant<'absent' | 'null' | 'empty'>('absent'),
+      fc.constant<'absent' | 'null' | 'empty'>('null'),
+      fc.constant<'absent' | 'null' | 'empty'>('empty'),
+      fc.record({
+        api: fc.option(
+          fc.oneof(
+            { weight: 8, arbitrary: fc.constant<Tree>({ s: 'https://api.example/graphql' }) },
+            { weight: 1, arbitrary: fc.constantFrom<Tree>(null, { n: '1' }) },
+          ),
+        ),
+        variables: fc.option(
+          fc.oneof(
+            fc.array(fc.tuple(plainKey, plainTree), { maxLength: 3 }).map((o) => ({ o }) as Tree),
+            fc.constant<Tree>(null),
+          ),
+        ),
+      }),
+    ),
+    errors: fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom<Tree | undefined>(undefined, null, { a: [] }) },
+      { weight: 1, arbitrary: fc.constant<Tree | undefined>({ a: [{ s: 'x' }] }) },
+    ),
+    introspection: fc.boolean(),
+    extraTop: fc.option(plainTree),
+    padding: fc.option(fc.string({ minLength: 2048, maxLength: 3000 })),
+    shuffle: fc.boolean(),
+    ws: whitespace,
+    escapeAll: fc.integer({ min: 0, max: 3 }).map((k) => k === 0),
+  })
+  .map((b) => {
+    const record: [string, Tree][] = [['__typename', { s: b.typename }]];
+    if (!b.idAbsent) record.push(['id', b.entityId]);
+    record.push(...b.fields.filter(([k]) => k !== 'id' && k !== '__typename'));
+    if (b.padding !== null) record.push(['notes', { s: b.padding }]);
+    const data: [string, Tree][] = [['getThing', { o: b.shuffle ? [...record].reverse() : record }]];
+    if (b.introspection) data.unshift(['__typename', { s: 'Query' }]);
+    const top: [string, Tree][] = [
+      [
+        'webhook',
+        {
+          o: [
+            ['id', { s: 'wh_1' }],
+            ['trigger', { s: b.trigger }],
+            ['date', { s: b.date }],
+          ],
+        },
+      ],
+      ['data', { o: data }],
+    ];
+    if (b.query === 'null') top.push(['query', null]);
+    else if (b.query === 'empty') top.push(['query', { o: [] }]);
+    else if (b.query !== 'absent') {
+      const query: [string, Tree][] = [['query', { s: 'query Q($id: ID!) { q }' }]];
+      if (b.query.api !== null) query.push(['api', b.query.api]);
+      if (b.query.variables !== null) query.push(['variables', b.query.variables]);
+      top.push(['query', { o: query }]);
+    }
+    if (b.errors !== undefined) top.push(['errors', b.errors]);
+    if (b.extraTop !== null) top.push(['extensions', b.extraTop]);
+    return render({ o: b.shuffle ? [...top].reverse() : top }, { ws: b.ws, escapeAll: b.escapeAll });
+  });
+
 /** Ways a body goes wrong: cut short, a character dropped or added, a key given twice, a BOM, bad bytes. */
 const damaged = fc
   .tuple(deliveryBody, fc.nat(), fc.constantFrom('cut', 'drop', 'insert', 'duplicate', 'bom', 'bytes'))
@@ -296,6 +456,8 @@ const envelopeOf = (body: Buffer): RawEnvelope => ({
 
 /** How many decisions of each kind (and dead-letter reason) the generated bodies reached. */
 const reached = new Map<string, number>();
+/** The same, of the decisions the fast route took on. */
+const fastReached = new Map<string, number>();
 
 describe('the fast body parse routes as lossless-json does', () => {
   it('every fixture body: the same outputs, byte for byte', () => {
@@ -344,6 +506,38 @@ describe('the fast body parse routes as lossless-json does', () => {
     // The rest have a key given twice or a key `__proto__` (the generated keys often do): lossless-json's.
     expect(fast / runs).toBeGreaterThan(0.4);
   }, 60_000);
+
+  it('deliveries of the common shape: the fast route writes the same bytes, and takes most of them', () => {
+    let fast = 0;
+    let runs = 0;
+    fastReached.clear();
+    fc.assert(
+      fc.property(plainDelivery, fc.boolean(), (text, approved) => {
+        runs++;
+        const envelope = envelopeOf(Buffer.from(text, 'utf8'));
+        if (expectSameRoute(envelope, SETTINGS, { operatorApproved: approved }) === 'fast') fast++;
+      }),
+      { numRuns: 3000 },
+    );
+    // Every entity stream but the energy switch's (route() writes its typed events), from the fast route.
+    const kinds = [...fastReached.keys()].join('\n');
+    for (const topic of ['entity.user', 'entity.account', 'entity.document', 'entity.todo', 'entity.other'])
+      expect(kinds).toContain(topic);
+    expect(fast / runs).toBeGreaterThan(0.15);
+  }, 120_000);
+
+  it("the bench's load and the fixtures: the fast route takes on every routed delivery but energy switches", () => {
+    const load = generateLoad({ ids: 300, retries: 60, startAt: Date.parse('2026-11-22T10:00:00Z') });
+    let fast = 0;
+    for (const envelope of load.envelopes) if (expectSameRoute(envelope) === 'fast') fast++;
+    const energySwitches = load.envelopes.filter((e) => e.body.includes('"EnergySwitch')).length;
+    expect(fast).toBe(load.envelopes.length - energySwitches);
+    // Received a moment after their dates, with a name that is not the body's id, under another source.
+    for (const { envelope } of storedDeliveries())
+      for (const receivedAt of [envelope.receivedAt, Date.parse('2026-11-20T00:00:00Z')])
+        for (const source of [envelope.source, 'ünïcode', 'lone\ud800'])
+          expectSameRoute({ ...envelope, receivedAt, source, ingestId: `${envelope.ingestId}é` });
+  });
 
   it('damaged deliveries: the same outputs and dead-letter reasons', () => {
     fc.assert(

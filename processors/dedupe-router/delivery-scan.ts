@@ -1,0 +1,562 @@
+// Reads a common delivery body once, as bytes, into an index of byte ranges (webhook fields, query
+// variables, the root record, its id and its leaves' paths) without building a parse tree: what the
+// router's fast path (fast-route.ts) writes its Avro from. Anything it does not take on is left to
+// parseBody, zod and route() unchanged (the answer is then false).
+import { isUtf8 } from 'node:buffer';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+const UNDERSCORE = 0x5f;
+
+/** Keys per object compared for duplicates; an object with more is left to the full parse. */
+const MAX_KEYS = 64;
+
+/** What the index holds: byte ranges into the body (start inclusive, end exclusive); -1 when absent. */
+export interface DeliveryIndex {
+  /** webhook.id, webhook.trigger, webhook.date: strings without escapes (the quotes excluded). */
+  idStart: number;
+  idEnd: number;
+  triggerStart: number;
+  triggerEnd: number;
+  dateStart: number;
+  dateEnd: number;
+  /** query.api (a string, quotes excluded), when sent; whether it has an escape. */
+  apiStart: number;
+  apiEnd: number;
+  apiEscaped: boolean;
+  /** query.variables: an object's text (braces included), when sent and not null. */
+  variablesStart: number;
+  variablesEnd: number;
+  /** Whether the variables' text has whitespace between tokens or a string with an escape. */
+  variablesIrregular: boolean;
+  /** The root field's value, an object (braces included). */
+  rootStart: number;
+  rootEnd: number;
+  rootIrregular: boolean;
+  /** The root record's `__typename`: a string without escapes, quotes excluded. */
+  typenameStart: number;
+  typenameEnd: number;
+  /** The root record's `id`: a string without escapes (quotes excluded) or a number's text. */
+  entityIdStart: number;
+  entityIdEnd: number;
+  entityIdIsString: boolean;
+  /**
+   * The record's leaves (flattenFields' paths), as runs of key ranges in `pathKeys` (start, end pairs):
+   * path n has its `pathLengths[n]` keys starting at pair `pathOffsets[n]`.
+   */
+  paths: number;
+  pathOffsets: Int32Array;
+  pathLengths: Int32Array;
+  pathKeys: Int32Array;
+}
+
+/** Thrown inside, caught at the top: the body is left to the full parse. Shared, so giving up allocates nothing. */
+const GIVE_UP = Object.freeze({ notHandled: true });
+
+// The scan in progress: module state, not closures per call (one body at a time, synchronously).
+const EMPTY = Buffer.alloc(0);
+let b: Buffer = EMPTY;
+let i = 0;
+let n = 0;
+/** Whitespace between tokens or escaped strings seen so far (a range is verbatim when this did not move). */
+let irregular = 0;
+/** Key ranges of the objects being scanned (a stack: each object compares its keys with its own). */
+let keys = new Int32Array(256);
+let keyTop = 0;
+/** The record's path prefix being walked: key ranges. */
+let prefix = new Int32Array(64);
+let prefixDepth = 0;
+
+const index: DeliveryIndex = {
+  idStart: -1,
+  idEnd: -1,
+  triggerStart: -1,
+  triggerEnd: -1,
+  dateStart: -1,
+  dateEnd: -1,
+  apiStart: -1,
+  apiEnd: -1,
+  apiEscaped: false,
+  variablesStart: -1,
+  variablesEnd: -1,
+  variablesIrregular: false,
+  rootStart: -1,
+  rootEnd: -1,
+  rootIrregular: false,
+  typenameStart: -1,
+  typenameEnd: -1,
+  entityIdStart: -1,
+  entityIdEnd: -1,
+  entityIdIsString: false,
+  paths: 0,
+  pathOffsets: new Int32Array(64),
+  pathLengths: new Int32Array(64),
+  pathKeys: new Int32Array(256),
+};
+
+function reset(): void {
+  index.idStart = index.idEnd = index.triggerStart = index.triggerEnd = -1;
+  index.dateStart = index.dateEnd = index.apiStart = index.apiEnd = -1;
+  index.variablesStart = index.variablesEnd = index.rootStart = index.rootEnd = -1;
+  index.typenameStart = index.typenameEnd = index.entityIdStart = index.entityIdEnd = -1;
+  index.variablesIrregular = index.rootIrregular = index.entityIdIsString = index.apiEscaped = false;
+  index.paths = 0;
+  irregular = 0;
+  keyTop = 0;
+  prefixDepth = 0;
+}
+
+function skipWhitespace(): void {
+  const start = i;
+  for (;;) {
+    const c = b[i];
+    if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) i++;
+    else break;
+  }
+  if (i !== start) irregular++;
+}
+
+const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= NINE;
+const isHex = (c: number | undefined) =>
+  c !== undefined && ((c >= ZERO && c <= NINE) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+/** The characters after a backslash that JSON reads as an escape (besides `u` and four hex digits). */
+const SIMPLE_ESCAPES = new Set([...'"\\/bfnrt'].map((c) => c.charCodeAt(0)));
+
+/** At an opening quote: moves past the closing one. Returns whether the string has an escape. */
+function scanString(): boolean {
+  i++;
+  let escaped = false;
+  for (;;) {
+    if (i >= n) throw GIVE_UP;
+    const c = b[i]!;
+    if (c === QUOTE) {
+      i++;
+      if (escaped) irregular++;
+      return escaped;
+    }
+    if (c === BACKSLASH) {
+      escaped = true;
+      const e = b[i + 1];
+      if (e === 0x75) {
+        if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) throw GIVE_UP;
+        i += 6;
+      } else if (e !== undefined && SIMPLE_ESCAPES.has(e)) i += 2;
+      else throw GIVE_UP;
+    } else {
+      // A control character must be escaped (JSON.parse and lossless-json refuse it).
+      if (c < 0x20) throw GIVE_UP;
+      i++;
+    }
+  }
+}
+
+/** A number, by fast-json's grammar (the same JSON numbers lossless-json reads). */
+function scanNumber(): void {
+  if (b[i] === MINUS) i++;
+  const first = b[i];
+  if (first === ZERO) i++;
+  else if (first !== undefined && first > ZERO && first <= NINE) {
+    i++;
+    while (isDigit(b[i])) i++;
+  } else throw GIVE_UP;
+  if (b[i] === DOT) {
+    i++;
+    if (!isDigit(b[i])) throw GIVE_UP;
+    while (isDigit(b[i])) i++;
+  }
+  const e = b[i];
+  if (e === 0x65 || e === 0x45) {
+    i++;
+    const sign = b[i];
+    if (sign === MINUS || sign === PLUS) i++;
+    if (!isDigit(b[i])) throw GIVE_UP;
+    while (isDigit(b[i])) i++;
+  }
+}
+
+function scanKeyword(a: number, c: number, d: number, e?: number): void {
+  if (b[i + 1] !== a || b[i + 2] !== c || b[i + 3] !== d) throw GIVE_UP;
+  if (e === undefined) i += 4;
+  else if (b[i + 4] === e) i += 5;
+  else throw GIVE_UP;
+}
+
+const sameBytes = (s1: number, e1: number, s2: number, e2: number): boolean => {
+  if (e1 - s1 !== e2 - s2) return false;
+  for (let k = 0; k < e1 - s1; k++) if (b[s1 + k] !== b[s2 + k]) return false;
+  return true;
+};
+
+/**
+ * At a key's opening quote: moves past it and its colon and returns its start (after the quote).
+ * Keys the full parse orders or reads differently are left to it: with an escape, empty, starting with
+ * a digit (an array index: objects list those first), with a dot (two leaves could share a path),
+ * `__proto__`, or given twice in the object (`base` is the object's first key in `keys`).
+ */
+function scanKey(base: number): number {
+  if (b[i] !== QUOTE) throw GIVE_UP;
+  const start = i + 1;
+  if (scanString()) throw GIVE_UP;
+  const end = i - 1;
+  if (end === start || isDigit(b[start])) throw GIVE_UP;
+  for (let k = start; k < end; k++) if (b[k] === DOT) throw GIVE_UP;
+  if (end - start === 9 && b[start] === UNDERSCORE && b.toString('latin1', start, end) === '__proto__')
+    throw GIVE_UP;
+  for (let k = base; k < keyTop; k += 2) if (sameBytes(keys[k]!, keys[k + 1]!, start, end)) throw GIVE_UP;
+  if (keyTop - base >= 2 * MAX_KEYS) throw GIVE_UP;
+  if (keyTop + 2 > keys.length) {
+    const grown = new Int32Array(keys.length * 2);
+    grown.set(keys);
+    keys = grown;
+  }
+  keys[keyTop++] = start;
+  keys[keyTop++] = end;
+  skipWhitespace();
+  if (b[i] !== COLON) throw GIVE_UP;
+  i++;
+  skipWhitespace();
+  return start;
+}
+
+/** After a member's value: true at the object's end (moved past it), false after a comma. */
+function afterMember(): boolean {
+  skipWhitespace();
+  const c = b[i];
+  if (c === COMMA) {
+    i++;
+    skipWhitespace();
+    return false;
+  }
+  if (c === CLOSE_BRACE) {
+    i++;
+    return true;
+  }
+  throw GIVE_UP;
+}
+
+/** At `{`: moves into the object; true when it is empty (then past it). */
+function enterObject(): boolean {
+  i++;
+  skipWhitespace();
+  if (b[i] === CLOSE_BRACE) {
+    i++;
+    return true;
+  }
+  return false;
+}
+
+/** Any value (no whitespace around it). */
+function scanValue(): void {
+  const c = b[i];
+  if (c === QUOTE) scanString();
+  else if (c === OPEN_BRACE) scanObject();
+  else if (c === OPEN_BRACKET) scanArray();
+  else if (c === MINUS || isDigit(c)) scanNumber();
+  else if (c === 0x74) scanKeyword(0x72, 0x75, 0x65);
+  else if (c === 0x66) scanKeyword(0x61, 0x6c, 0x73, 0x65);
+  else if (c === 0x6e) scanKeyword(0x75, 0x6c, 0x6c);
+  else throw GIVE_UP;
+}
+
+function scanObject(): void {
+  const base = keyTop;
+  if (!enterObject()) {
+    do {
+      scanKey(base);
+      scanValue();
+    } while (!afterMember());
+  }
+  keyTop = base;
+}
+
+function scanArray(): void {
+  i++;
+  skipWhitespace();
+  if (b[i] === CLOSE_BRACKET) {
+    i++;
+    return;
+  }
+  for (;;) {
+    scanValue();
+    skipWhitespace();
+    const c = b[i];
+    if (c === COMMA) {
+      i++;
+      skipWhitespace();
+    } else if (c === CLOSE_BRACKET) {
+      i++;
+      return;
+    } else throw GIVE_UP;
+  }
+}
+
+/** A string value without escapes: its range without the quotes (a start of -1 gives up). */
+function scanPlainString(): number {
+  if (b[i] !== QUOTE) throw GIVE_UP;
+  const start = i + 1;
+  if (scanString()) throw GIVE_UP;
+  return start;
+}
+
+const isKey = (start: number, word: string): boolean => {
+  const end = keys[keyTop - 1]!;
+  if (end - start !== word.length) return false;
+  for (let k = 0; k < word.length; k++) if (b[start + k] !== word.charCodeAt(k)) return false;
+  return true;
+};
+
+/** body.webhook: id, trigger and date must be strings without escapes. */
+function scanWebhook(): void {
+  if (b[i] !== OPEN_BRACE) throw GIVE_UP;
+  const base = keyTop;
+  if (!enterObject()) {
+    do {
+      const key = scanKey(base);
+      if (isKey(key, 'id')) {
+        index.idStart = scanPlainString();
+        index.idEnd = i - 1;
+      } else if (isKey(key, 'trigger')) {
+        index.triggerStart = scanPlainString();
+        index.triggerEnd = i - 1;
+      } else if (isKey(key, 'date')) {
+        index.dateStart = scanPlainString();
+        index.dateEnd = i - 1;
+      } else scanValue();
+    } while (!afterMember());
+  }
+  keyTop = base;
+  if (index.idStart < 0 || index.triggerStart < 0 || index.dateStart < 0) throw GIVE_UP;
+}
+
+/** body.query, an object (querySchema: api and query strings when sent, variables an object or null). */
+function scanQuery(): void {
+  if (b[i] === 0x6e) {
+    scanKeyword(0x75, 0x6c, 0x6c);
+    return;
+  }
+  if (b[i] !== OPEN_BRACE) throw GIVE_UP;
+  const base = keyTop;
+  if (!enterObject()) {
+    do {
+      const key = scanKey(base);
+      if (isKey(key, 'api')) {
+        if (b[i] !== QUOTE) throw GIVE_UP;
+        const start = i + 1;
+        const escaped = scanString();
+        index.apiStart = start;
+        index.apiEnd = i - 1;
+        index.apiEscaped = escaped;
+      } else if (isKey(key, 'query')) {
+        if (b[i] !== QUOTE) throw GIVE_UP;
+        scanString();
+      } else if (isKey(key, 'variables')) {
+        if (b[i] === 0x6e) scanKeyword(0x75, 0x6c, 0x6c);
+        else {
+          if (b[i] !== OPEN_BRACE) throw GIVE_UP;
+          const before = irregular;
+          index.variablesStart = i;
+          scanObject();
+          index.variablesEnd = i;
+          index.variablesIrregular = irregular !== before;
+        }
+      } else scanValue();
+    } while (!afterMember());
+  }
+  keyTop = base;
+}
+
+/** body.data: exactly one root field (besides `__` introspection fields), whose value is an object. */
+function scanData(): void {
+  if (b[i] !== OPEN_BRACE) throw GIVE_UP;
+  const base = keyTop;
+  if (!enterObject()) {
+    do {
+      const key = scanKey(base);
+      if (b[key] === UNDERSCORE && b[key + 1] === UNDERSCORE) scanValue();
+      else {
+        if (index.rootStart >= 0 || b[i] !== OPEN_BRACE) throw GIVE_UP;
+        const before = irregular;
+        index.rootStart = i;
+        scanRecord();
+        index.rootEnd = i;
+        index.rootIrregular = irregular !== before;
+      }
+    } while (!afterMember());
+  }
+  keyTop = base;
+  if (index.rootStart < 0) throw GIVE_UP;
+}
+
+/** The root record: its `__typename` and `id`, and every leaf's path (flattenFields' order). */
+function scanRecord(): void {
+  const base = keyTop;
+  if (!enterObject()) {
+    do {
+      const key = scanKey(base);
+      if (isKey(key, '__typename')) {
+        index.typenameStart = scanPlainString();
+        index.typenameEnd = i - 1;
+      } else {
+        if (isKey(key, 'id')) {
+          const c = b[i];
+          if (c === QUOTE) {
+            index.entityIdStart = scanPlainString();
+            index.entityIdEnd = i - 1;
+            index.entityIdIsString = true;
+          } else if (c === MINUS || isDigit(c)) {
+            index.entityIdStart = i;
+            scanNumber();
+            index.entityIdEnd = i;
+          } else throw GIVE_UP;
+        } else if (b[i] === OPEN_BRACE) {
+          pushPrefix(key, keys[keyTop - 1]!);
+          const walked = scanFields();
+          prefixDepth--;
+          if (!walked) addPath(key, keys[keyTop - 1]!);
+          continue;
+        } else scanValue();
+        addPath(key, keys[keyTop - 1]!);
+      }
+    } while (!afterMember());
+  }
+  keyTop = base;
+}
+
+/**
+ * A nested object of the record: its leaves' paths under the prefix. Returns false when it has no key
+ * but `__typename` (then it is a leaf itself, as flattenFields reads it).
+ */
+function scanFields(): boolean {
+  const base = keyTop;
+  let walked = false;
+  if (!enterObject()) {
+    do {
+      const key = scanKey(base);
+      const end = keys[keyTop - 1]!;
+      if (isKey(key, '__typename')) {
+        scanValue();
+        continue;
+      }
+      walked = true;
+      if (b[i] === OPEN_BRACE) {
+        pushPrefix(key, end);
+        const nested = scanFields();
+        prefixDepth--;
+        if (!nested) addPath(key, end);
+      } else {
+        scanValue();
+        addPath(key, end);
+      }
+    } while (!afterMember());
+  }
+  keyTop = base;
+  return walked;
+}
+
+function pushPrefix(start: number, end: number): void {
+  if (2 * prefixDepth + 2 > prefix.length) {
+    const grown = new Int32Array(prefix.length * 2);
+    grown.set(prefix);
+    prefix = grown;
+  }
+  prefix[2 * prefixDepth] = start;
+  prefix[2 * prefixDepth + 1] = end;
+  prefixDepth++;
+}
+
+/** A leaf's path: the prefix's keys, then this one. */
+function addPath(start: number, end: number): void {
+  const p = index.paths;
+  if (p >= index.pathOffsets.length) {
+    index.pathOffsets = grow(index.pathOffsets, 0);
+    index.pathLengths = grow(index.pathLengths, 0);
+  }
+  let offset = p === 0 ? 0 : index.pathOffsets[p - 1]! + index.pathLengths[p - 1]!;
+  const need = 2 * (offset + prefixDepth + 1);
+  if (need > index.pathKeys.length) index.pathKeys = grow(index.pathKeys, need);
+  index.pathOffsets[p] = offset;
+  index.pathLengths[p] = prefixDepth + 1;
+  const pathKeys = index.pathKeys;
+  for (let d = 0; d < prefixDepth; d++) {
+    pathKeys[2 * offset] = prefix[2 * d]!;
+    pathKeys[2 * offset + 1] = prefix[2 * d + 1]!;
+    offset++;
+  }
+  pathKeys[2 * offset] = start;
+  pathKeys[2 * offset + 1] = end;
+  index.paths = p + 1;
+}
+
+function grow(array: Int32Array, atLeast: number): Int32Array {
+  const grown = new Int32Array(Math.max(array.length * 2, atLeast));
+  grown.set(array);
+  return grown;
+}
+
+/** body.errors: absent, null or an empty array (anything else is GraphQL errors: route() words them). */
+function scanErrors(): void {
+  if (b[i] === 0x6e) {
+    scanKeyword(0x75, 0x6c, 0x6c);
+    return;
+  }
+  if (b[i] !== OPEN_BRACKET) throw GIVE_UP;
+  i++;
+  skipWhitespace();
+  if (b[i] !== CLOSE_BRACKET) throw GIVE_UP;
+  i++;
+}
+
+/**
+ * Indexes a body of the common shape: UTF-8 without a BOM, JSON that lossless-json reads to the same
+ * values (no duplicate key, no `__proto__`), `webhook` with id, trigger and date strings, `query`
+ * (optional) as querySchema accepts it, no GraphQL errors, and `data` with one root field whose value is
+ * a record object. Returns the index (valid until the next call), or undefined: the full parse decides.
+ */
+export function scanDelivery(body: Buffer): DeliveryIndex | undefined {
+  if (!isUtf8(body)) return undefined;
+  b = body;
+  i = 0;
+  n = body.length;
+  reset();
+  try {
+    skipWhitespace();
+    if (b[i] !== OPEN_BRACE) return undefined;
+    let webhook = false;
+    let data = false;
+    const base = keyTop;
+    if (!enterObject()) {
+      do {
+        const key = scanKey(base);
+        if (isKey(key, 'webhook')) {
+          scanWebhook();
+          webhook = true;
+        } else if (isKey(key, 'query')) scanQuery();
+        else if (isKey(key, 'data')) {
+          scanData();
+          data = true;
+        } else if (isKey(key, 'errors')) scanErrors();
+        else scanValue();
+      } while (!afterMember());
+    }
+    skipWhitespace();
+    if (i !== n || !webhook || !data || index.typenameStart < 0) return undefined;
+    return index;
+  } catch {
+    // GIVE_UP, or anything else (nesting deeper than the stack): the full parse decides.
+    return undefined;
+  } finally {
+    // Not kept alive by this module until the next scan.
+    b = EMPTY;
+  }
+}
