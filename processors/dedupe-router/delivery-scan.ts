@@ -22,6 +22,101 @@ const UNDERSCORE = 0x5f;
 /** Keys per object compared for duplicates; an object with more is left to the full parse. */
 const MAX_KEYS = 64;
 
+/** Kinds of typed fields: what energySwitchSchema accepts besides null. */
+const STRING = 0;
+const NUMBER = 1;
+const OBJECT = 2;
+
+// The typed fields of an EnergySwitch record (contract §2.2), by slot: the root's, then its objects'.
+export const DATE = 0;
+export const USER_SWITCH_REFERENCE_ID = 1;
+export const POSTCODE = 2;
+export const TARIFF_NAME = 3;
+export const FUEL_TYPE = 4;
+export const FUELS_SWITCHED = 5;
+export const USER = 6;
+export const PROVIDER = 7;
+export const PROJECTED_SPEND = 8;
+export const SAVINGS = 9;
+export const COMMISSION = 10;
+export const USER_ID = 11;
+export const USER_TENANT_ID = 12;
+export const PROVIDER_CODE = 13;
+export const PROVIDER_NAME = 14;
+export const PROJECTED_SPEND_CURRENCY = 15;
+export const PROJECTED_SPEND_AMOUNT = 16;
+export const SAVINGS_CURRENCY = 17;
+export const SAVINGS_AMOUNT = 18;
+export const FUELS_WAITING_FOR_UPDATE = 19;
+export const FUELS_WITH_SWITCH_TERMINATED = 20;
+export const FUELS_WITH_COMMISSION_EXPECTED = 21;
+export const FUELS_WITH_COMMISSION_RECEIVED = 22;
+export const STATUS_DATE = 23;
+export const STATUS = 24;
+const SLOTS = 25;
+
+const SLOT_KINDS = [
+  STRING,
+  STRING,
+  STRING,
+  STRING,
+  STRING,
+  NUMBER,
+  OBJECT,
+  OBJECT,
+  OBJECT,
+  OBJECT,
+  OBJECT,
+  STRING,
+  STRING,
+  STRING,
+  STRING,
+  STRING,
+  NUMBER,
+  STRING,
+  NUMBER,
+  NUMBER,
+  NUMBER,
+  NUMBER,
+  NUMBER,
+  STRING,
+  STRING,
+];
+
+/** Each typed object's fields: names and slots. */
+const CHILD_NAMES: Record<number, readonly string[]> = {
+  [USER]: ['id', 'tenantId'],
+  [PROVIDER]: ['code', 'name'],
+  [PROJECTED_SPEND]: ['currency', 'amount'],
+  [SAVINGS]: ['currency', 'amount'],
+  [COMMISSION]: [
+    'fuelsWaitingForUpdate',
+    'fuelsWithSwitchTerminated',
+    'fuelsWithCommissionExpected',
+    'fuelsWithCommissionReceived',
+    'statusDate',
+    'status',
+  ],
+};
+const CHILD_SLOTS: Record<number, readonly number[]> = {
+  [USER]: [USER_ID, USER_TENANT_ID],
+  [PROVIDER]: [PROVIDER_CODE, PROVIDER_NAME],
+  [PROJECTED_SPEND]: [PROJECTED_SPEND_CURRENCY, PROJECTED_SPEND_AMOUNT],
+  [SAVINGS]: [SAVINGS_CURRENCY, SAVINGS_AMOUNT],
+  [COMMISSION]: [
+    FUELS_WAITING_FOR_UPDATE,
+    FUELS_WITH_SWITCH_TERMINATED,
+    FUELS_WITH_COMMISSION_EXPECTED,
+    FUELS_WITH_COMMISSION_RECEIVED,
+    STATUS_DATE,
+    STATUS,
+  ],
+};
+
+/** A typed field's start when it was sent as null (absent: ABSENT). */
+export const NULL_VALUE = -2;
+export const ABSENT = -1;
+
 /** What the index holds: byte ranges into the body (start inclusive, end exclusive); -1 when absent. */
 export interface DeliveryIndex {
   /** webhook.id, webhook.trigger, webhook.date: strings without escapes (the quotes excluded). */
@@ -51,6 +146,16 @@ export interface DeliveryIndex {
   entityIdStart: number;
   entityIdEnd: number;
   entityIdIsString: boolean;
+  /**
+   * The record's typed fields (an EnergySwitch's, by slot): ABSENT, NULL_VALUE, or the range of a
+   * string without escapes (quotes excluded), a number's text, or an object (braces included).
+   */
+  typedStart: Int32Array;
+  typedEnd: Int32Array;
+  /** A typed field of a type energySwitchSchema refuses, or a string with an escape: route() decides. */
+  typedInvalid: boolean;
+  /** Whether the commission object's text has whitespace between tokens or an escaped string. */
+  commissionIrregular: boolean;
   /**
    * The record's leaves (flattenFields' paths), as runs of key ranges in `pathKeys` (start, end pairs):
    * path n has its `pathLengths[n]` keys starting at pair `pathOffsets[n]`.
@@ -99,6 +204,10 @@ const index: DeliveryIndex = {
   entityIdStart: -1,
   entityIdEnd: -1,
   entityIdIsString: false,
+  typedStart: new Int32Array(SLOTS),
+  typedEnd: new Int32Array(SLOTS),
+  typedInvalid: false,
+  commissionIrregular: false,
   paths: 0,
   pathOffsets: new Int32Array(64),
   pathLengths: new Int32Array(64),
@@ -112,6 +221,8 @@ function reset(): void {
   index.typenameStart = index.typenameEnd = index.entityIdStart = index.entityIdEnd = -1;
   index.variablesIrregular = index.rootIrregular = index.entityIdIsString = index.apiEscaped = false;
   index.paths = 0;
+  index.typedStart.fill(ABSENT);
+  index.typedInvalid = index.commissionIrregular = false;
   irregular = 0;
   keyTop = 0;
   prefixDepth = 0;
@@ -398,46 +509,62 @@ function scanData(): void {
   if (index.rootStart < 0) throw GIVE_UP;
 }
 
-/** The root record: its `__typename` and `id`, and every leaf's path (flattenFields' order). */
+/** The root record: its `__typename` and `id`, its typed fields, and every leaf's path (flattenFields' order). */
 function scanRecord(): void {
   const base = keyTop;
   if (!enterObject()) {
     do {
       const key = scanKey(base);
+      const end = keys[keyTop - 1]!;
       if (isKey(key, '__typename')) {
         index.typenameStart = scanPlainString();
         index.typenameEnd = i - 1;
-      } else {
-        if (isKey(key, 'id')) {
-          const c = b[i];
-          if (c === QUOTE) {
-            index.entityIdStart = scanPlainString();
-            index.entityIdEnd = i - 1;
-            index.entityIdIsString = true;
-          } else if (c === MINUS || isDigit(c)) {
-            index.entityIdStart = i;
-            scanNumber();
-            index.entityIdEnd = i;
-          } else throw GIVE_UP;
-        } else if (b[i] === OPEN_BRACE) {
-          pushPrefix(key, keys[keyTop - 1]!);
-          const walked = scanFields();
-          prefixDepth--;
-          if (!walked) addPath(key, keys[keyTop - 1]!);
-          continue;
-        } else scanValue();
-        addPath(key, keys[keyTop - 1]!);
+        continue;
       }
+      if (isKey(key, 'id')) {
+        const c = b[i];
+        if (c === QUOTE) {
+          index.entityIdStart = scanPlainString();
+          index.entityIdEnd = i - 1;
+          index.entityIdIsString = true;
+        } else if (c === MINUS || isDigit(c)) {
+          index.entityIdStart = i;
+          scanNumber();
+          index.entityIdEnd = i;
+        } else throw GIVE_UP;
+        addPath(key, end);
+        continue;
+      }
+      const slot = rootSlot(key, end);
+      if (b[i] === OPEN_BRACE) {
+        const start = i;
+        const before = irregular;
+        if (slot >= 0 && SLOT_KINDS[slot] !== OBJECT) index.typedInvalid = true;
+        pushPrefix(key, end);
+        const walked = scanFields(slot >= 0 && SLOT_KINDS[slot] === OBJECT ? slot : -1);
+        prefixDepth--;
+        if (!walked) addPath(key, end);
+        if (slot >= 0) {
+          index.typedStart[slot] = start;
+          index.typedEnd[slot] = i;
+          if (slot === COMMISSION) index.commissionIrregular = irregular !== before;
+        }
+        continue;
+      }
+      if (slot >= 0) captureTyped(slot);
+      else scanValue();
+      addPath(key, end);
     } while (!afterMember());
   }
   keyTop = base;
 }
 
 /**
- * A nested object of the record: its leaves' paths under the prefix. Returns false when it has no key
- * but `__typename` (then it is a leaf itself, as flattenFields reads it).
+ * A nested object of the record: its leaves' paths under the prefix, and when it is one of the typed
+ * objects (`parent`, else -1) its typed fields. Returns false when it has no key but `__typename` (then
+ * it is a leaf itself, as flattenFields reads it).
  */
-function scanFields(): boolean {
+function scanFields(parent: number): boolean {
   const base = keyTop;
   let walked = false;
   if (!enterObject()) {
@@ -449,19 +576,85 @@ function scanFields(): boolean {
         continue;
       }
       walked = true;
+      const slot = parent < 0 ? -1 : childSlot(parent, key, end);
       if (b[i] === OPEN_BRACE) {
+        if (slot >= 0) index.typedInvalid = true;
         pushPrefix(key, end);
-        const nested = scanFields();
+        const nested = scanFields(-1);
         prefixDepth--;
         if (!nested) addPath(key, end);
       } else {
-        scanValue();
+        if (slot >= 0) captureTyped(slot);
+        else scanValue();
         addPath(key, end);
       }
     } while (!afterMember());
   }
   keyTop = base;
   return walked;
+}
+
+/**
+ * A typed field's value (not an object): null, or a string without escapes / a number as the slot
+ * wants; anything else is a value energySwitchSchema refuses (or one left to route() to decode).
+ */
+function captureTyped(slot: number): void {
+  const c = b[i];
+  if (c === 0x6e) {
+    scanKeyword(0x75, 0x6c, 0x6c);
+    index.typedStart[slot] = NULL_VALUE;
+    return;
+  }
+  const kind = SLOT_KINDS[slot];
+  const start = i;
+  if (kind === STRING && c === QUOTE) {
+    if (scanString()) index.typedInvalid = true;
+    index.typedStart[slot] = start + 1;
+    index.typedEnd[slot] = i - 1;
+  } else if (kind === NUMBER && (c === MINUS || isDigit(c))) {
+    scanNumber();
+    index.typedStart[slot] = start;
+    index.typedEnd[slot] = i;
+  } else {
+    index.typedInvalid = true;
+    scanValue();
+  }
+}
+
+/** A root key's typed slot (an EnergySwitch field of the contract), else -1: by length first, cheaply. */
+function rootSlot(start: number, end: number): number {
+  switch (end - start) {
+    case 4:
+      return isKey(start, 'date') ? DATE : isKey(start, 'user') ? USER : -1;
+    case 7:
+      return isKey(start, 'savings') ? SAVINGS : -1;
+    case 8:
+      return isKey(start, 'postcode')
+        ? POSTCODE
+        : isKey(start, 'provider')
+          ? PROVIDER
+          : isKey(start, 'fuelType')
+            ? FUEL_TYPE
+            : -1;
+    case 10:
+      return isKey(start, 'tariffName') ? TARIFF_NAME : isKey(start, 'commission') ? COMMISSION : -1;
+    case 13:
+      return isKey(start, 'fuelsSwitched') ? FUELS_SWITCHED : -1;
+    case 14:
+      return isKey(start, 'projectedSpend') ? PROJECTED_SPEND : -1;
+    case 21:
+      return isKey(start, 'userSwitchReferenceId') ? USER_SWITCH_REFERENCE_ID : -1;
+    default:
+      return -1;
+  }
+}
+
+/** A typed object's field slot, else -1. */
+function childSlot(parent: number, start: number, end: number): number {
+  const names = CHILD_NAMES[parent]!;
+  for (let k = 0; k < names.length; k++)
+    if (names[k]!.length === end - start && isKey(start, names[k]!)) return CHILD_SLOTS[parent]![k]!;
+  return -1;
 }
 
 function pushPrefix(start: number, end: number): void {

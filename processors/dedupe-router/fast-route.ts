@@ -1,14 +1,42 @@
 // The router's fast path for the common delivery (issue #20): the body scanned once into byte ranges
-// (delivery-scan.ts) and the entity event written as Avro from them (avro-out.ts), with no parse tree, no
+// (delivery-scan.ts) and the entity events written as Avro from them (avro-out.ts), with no parse tree, no
 // zod and no event object. It takes on only what it can prove route() routes, and answers undefined for
-// everything else (deletions, failures, energy switches, dead letters, escapes in keys or ids, …), which
+// everything else (deletions, failures, dead letters, escapes in keys, ids or typed fields, …), which
 // route() then decides unchanged: reasons and messages stay its own.
 // test/unit/processors/dedupe-router/fast-body-equivalence.test.ts holds the two to the same bytes.
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { AVRO_HEADER_BYTES, EncodedAvroValue } from '../../schemas/serde.js';
 import * as avro from './avro-out.js';
 import type { DlqReason } from './dead-letter.js';
-import { scanDelivery } from './delivery-scan.js';
+import {
+  COMMISSION,
+  DATE,
+  type DeliveryIndex,
+  FUEL_TYPE,
+  FUELS_SWITCHED,
+  FUELS_WAITING_FOR_UPDATE,
+  FUELS_WITH_COMMISSION_EXPECTED,
+  FUELS_WITH_COMMISSION_RECEIVED,
+  FUELS_WITH_SWITCH_TERMINATED,
+  POSTCODE,
+  PROJECTED_SPEND,
+  PROJECTED_SPEND_AMOUNT,
+  PROJECTED_SPEND_CURRENCY,
+  PROVIDER,
+  PROVIDER_CODE,
+  PROVIDER_NAME,
+  SAVINGS,
+  SAVINGS_AMOUNT,
+  SAVINGS_CURRENCY,
+  STATUS,
+  STATUS_DATE,
+  scanDelivery,
+  TARIFF_NAME,
+  USER,
+  USER_ID,
+  USER_SWITCH_REFERENCE_ID,
+  USER_TENANT_ID,
+} from './delivery-scan.js';
 import { parseInstantBytes } from './instant.js';
 import {
   type DecisionKind,
@@ -26,10 +54,12 @@ export interface RoutedOutputs {
   readonly reason: DlqReason | null;
 }
 
-/** A trigger name's parse and its three strings' Avro (trigger, entity, action), made once per name. */
+/** A trigger name's parse and its strings' Avro (trigger, entity and action together; trigger; action). */
 interface KnownTrigger {
   readonly trigger: Trigger;
   readonly avro: Buffer;
+  readonly triggerAvro: Buffer;
+  readonly actionAvro: Buffer;
 }
 
 /** Caches of small, repeating strings; cleared when this large (a sender inventing names cannot grow them). */
@@ -48,12 +78,21 @@ function knownTrigger(name: string): KnownTrigger | null {
   if (known === undefined) {
     const trigger = parseTrigger(name);
     known =
-      trigger === undefined ? null : { trigger, avro: encodedStrings(name, trigger.entity, trigger.action) };
+      trigger === undefined
+        ? null
+        : {
+            trigger,
+            avro: encodedStrings(name, trigger.entity, trigger.action),
+            triggerAvro: encodedStrings(name),
+            actionAvro: encodedStrings(trigger.action),
+          };
     if (triggers.size >= CACHE_LIMIT) triggers.clear();
     triggers.set(name, known);
   }
   return known;
 }
+
+const ORIGIN_DELIVERY = encodedStrings('delivery');
 
 function sourceAvro(source: string): Buffer {
   let known = sources.get(source);
@@ -87,9 +126,17 @@ function ascii(body: Buffer, start: number, end: number): boolean {
   return true;
 }
 
+/** What both events of a delivery are written from, once its checks passed. */
+interface Checked {
+  readonly envelope: RawEnvelope;
+  readonly index: DeliveryIndex;
+  readonly known: KnownTrigger;
+  readonly occurredAt: number;
+}
+
 /**
- * route()'s decision for a delivery of the common shape to an entity stream other than the energy
- * switch's, written as Avro; undefined when route() must decide.
+ * route()'s decision for a delivery of the common shape to an entity stream (the energy switch's with
+ * its commission event included), written as Avro; undefined when route() must decide.
  */
 export function routeFast(
   envelope: RawEnvelope,
@@ -107,9 +154,8 @@ export function routeFast(
     return undefined;
   if (!ascii(body, index.triggerStart, index.triggerEnd)) return undefined;
   const known = knownTrigger(body.toString('latin1', index.triggerStart, index.triggerEnd));
-  // Deletions answer with failures or null, energy switches have typed fields: route() writes those.
-  if (known === null || known.trigger.deletes || known.trigger.topic === 'entity.energy-switch')
-    return undefined;
+  // Deletions answer with failures or null: route() writes those.
+  if (known === null || known.trigger.deletes) return undefined;
   const trigger = known.trigger;
 
   if (!ascii(body, index.dateStart, index.dateEnd)) return undefined;
@@ -136,13 +182,38 @@ export function routeFast(
   )
     return undefined;
   if (index.entityIdStart < 0 || index.entityIdEnd === index.entityIdStart) return undefined;
+  const checked: Checked = { envelope, index, known, occurredAt };
   const entityId = body.toString('utf8', index.entityIdStart, index.entityIdEnd);
+  const key = entityKey(source, trigger, entityId);
+  const unique = { topic: 'webhooks.unique', key: webhookId, value: envelope } as const;
 
-  const sourceBytes = sourceAvro(source);
+  if (trigger.topic === 'entity.energy-switch') {
+    if (!energySwitchValid(body, index)) return undefined;
+    const event = new EncodedAvroValue(writeEnergySwitchEvent(checked));
+    const outputs: RoutedOutputs['outputs'][number][] = [unique, { topic: trigger.topic, key, value: event }];
+    if (index.typedStart[COMMISSION]! >= 0) {
+      const commission = new EncodedAvroValue(writeCommissionEvent(checked));
+      outputs.push({ topic: 'entity.energy-switch-commission', key, value: commission });
+    }
+    return { kind: 'routed', outputs, reason: null };
+  }
+  writeEntityEventFields(checked);
+  const event = new EncodedAvroValue(avro.finish());
+  return {
+    kind: 'routed',
+    outputs: [unique, { topic: trigger.topic, key, value: event }],
+    reason: null,
+  };
+}
+
+/** The fields of entity-event.avsc (which entity-energy-switch.avsc starts with), from begin(). */
+function writeEntityEventFields({ envelope, index, known, occurredAt }: Checked): void {
+  const body = envelope.body;
+  const sourceBytes = sourceAvro(envelope.source);
   avro.begin();
-  avro.writeString(webhookId);
+  avro.writeString(envelope.webhookId);
   avro.writeEncoded(sourceBytes);
-  avro.writeString(ingestId);
+  avro.writeString(envelope.ingestId);
   avro.writeEncoded(known.avro);
   avro.writeBoolean(false);
   avro.writeLong(occurredAt);
@@ -160,14 +231,163 @@ export function routeFast(
   }
   avro.writeLong(0);
   avro.writeCompactJson(body, index.rootStart, index.rootEnd, index.rootIrregular);
-  const event = new EncodedAvroValue(avro.finish());
-
-  return {
-    kind: 'routed',
-    outputs: [
-      { topic: 'webhooks.unique', key: webhookId, value: envelope },
-      { topic: trigger.topic, key: entityKey(source, trigger, entityId), value: event },
-    ],
-    reason: null,
-  };
 }
+
+const INTEGER_SLOTS = [
+  FUELS_SWITCHED,
+  FUELS_WAITING_FOR_UPDATE,
+  FUELS_WITH_SWITCH_TERMINATED,
+  FUELS_WITH_COMMISSION_EXPECTED,
+  FUELS_WITH_COMMISSION_RECEIVED,
+];
+
+/**
+ * What energySwitchSchema accepts, checked on the index: `__typename` EnergySwitch, a string id, every
+ * typed field of its type or null (strings without escapes: route() decodes those), integers exact in
+ * a double (and within avsc's longs), a statusDate that parses; and query.api without escapes.
+ */
+function energySwitchValid(body: Buffer, index: DeliveryIndex): boolean {
+  if (index.typedInvalid || !index.entityIdIsString) return false;
+  if (index.apiStart >= 0 && index.apiEscaped) return false;
+  if (
+    index.typenameEnd - index.typenameStart !== 12 ||
+    body.toString('latin1', index.typenameStart, index.typenameEnd) !== 'EnergySwitch'
+  )
+    return false;
+  for (const slot of INTEGER_SLOTS) {
+    const start = index.typedStart[slot]!;
+    if (start < 0) continue;
+    const text = body.toString('latin1', start, index.typedEnd[slot]!);
+    if (!INTEGER_TEXT.test(text) || !Number.isSafeInteger(Number(text))) return false;
+    // avsc refuses ±(2^53 − 1) as a long: route()'s event then fails to encode, which is the runtime's to handle.
+    if (Math.abs(Number(text)) > AVRO_LONG_MAX) return false;
+  }
+  const statusDate = index.typedStart[STATUS_DATE]!;
+  if (statusDate >= 0 && parseInstantBytes(body, statusDate, index.typedEnd[STATUS_DATE]!) === undefined)
+    return false;
+  return true;
+}
+
+/** A typed string or number's text as an Avro ["null", "string"]. */
+function writeOptionalText(body: Buffer, index: DeliveryIndex, slot: number): void {
+  const start = index.typedStart[slot]!;
+  if (start < 0) avro.writeBranch(0);
+  else {
+    avro.writeBranch(1);
+    avro.writeBytesAsString(body, start, index.typedEnd[slot]!);
+  }
+}
+
+/** A typed integer as an Avro ["null", "long"]. */
+function writeOptionalLong(body: Buffer, index: DeliveryIndex, slot: number): void {
+  const start = index.typedStart[slot]!;
+  if (start < 0) avro.writeBranch(0);
+  else {
+    avro.writeBranch(1);
+    avro.writeLong(Number(body.toString('latin1', start, index.typedEnd[slot]!)));
+  }
+}
+
+/** A typed object as an Avro ["null", record] of the fields in `slots`, each ["null", "string"]. */
+function writeOptionalRecord(body: Buffer, index: DeliveryIndex, slot: number, fields: number[]): void {
+  if (index.typedStart[slot]! < 0) avro.writeBranch(0);
+  else {
+    avro.writeBranch(1);
+    for (const field of fields) writeOptionalText(body, index, field);
+  }
+}
+
+/** The commission record's fields (entity-energy-switch's Commission, the commission event's). */
+function writeCommissionFields(body: Buffer, index: DeliveryIndex): void {
+  writeOptionalLong(body, index, FUELS_WAITING_FOR_UPDATE);
+  writeOptionalLong(body, index, FUELS_WITH_SWITCH_TERMINATED);
+  writeOptionalLong(body, index, FUELS_WITH_COMMISSION_EXPECTED);
+  writeOptionalLong(body, index, FUELS_WITH_COMMISSION_RECEIVED);
+  writeOptionalText(body, index, STATUS_DATE);
+  writeOptionalText(body, index, STATUS);
+}
+
+/** entity-energy-switch.avsc: the entity event's fields, then the contract's typed fields. */
+function writeEnergySwitchEvent(checked: Checked): Buffer {
+  const { index } = checked;
+  const body = checked.envelope.body;
+  writeEntityEventFields(checked);
+  writeOptionalText(body, index, DATE);
+  writeOptionalRecord(body, index, USER, [USER_ID, USER_TENANT_ID]);
+  writeOptionalText(body, index, USER_SWITCH_REFERENCE_ID);
+  writeOptionalText(body, index, POSTCODE);
+  writeOptionalRecord(body, index, PROVIDER, [PROVIDER_CODE, PROVIDER_NAME]);
+  writeOptionalText(body, index, TARIFF_NAME);
+  writeOptionalRecord(body, index, PROJECTED_SPEND, [PROJECTED_SPEND_CURRENCY, PROJECTED_SPEND_AMOUNT]);
+  writeOptionalRecord(body, index, SAVINGS, [SAVINGS_CURRENCY, SAVINGS_AMOUNT]);
+  writeOptionalText(body, index, FUEL_TYPE);
+  writeOptionalLong(body, index, FUELS_SWITCHED);
+  if (index.typedStart[COMMISSION]! < 0) avro.writeBranch(0);
+  else {
+    avro.writeBranch(1);
+    writeCommissionFields(body, index);
+  }
+  if (index.apiStart < 0) avro.writeBranch(0);
+  else {
+    avro.writeBranch(1);
+    avro.writeBytesAsString(body, index.apiStart, index.apiEnd);
+  }
+  avro.writeEncoded(ORIGIN_DELIVERY);
+  return avro.finish();
+}
+
+/** entity-energy-switch-commission.avsc, for a record whose commission is an object. */
+function writeCommissionEvent({ envelope, index, known, occurredAt }: Checked): Buffer {
+  const body = envelope.body;
+  const sourceBytes = sourceAvro(envelope.source);
+  avro.begin();
+  avro.writeString(envelope.webhookId);
+  avro.writeEncoded(sourceBytes);
+  avro.writeString(envelope.ingestId);
+  avro.writeEncoded(known.triggerAvro);
+  avro.writeEncoded(known.actionAvro);
+  avro.writeLong(occurredAt);
+  avro.writeLong(envelope.receivedAt);
+  avro.writeBytesAsString(body, index.entityIdStart, index.entityIdEnd);
+  // record.user?.id ?? null
+  if (index.typedStart[USER]! >= 0) writeOptionalText(body, index, USER_ID);
+  else avro.writeBranch(0);
+  writeCommissionFields(body, index);
+  const statusDate = index.typedStart[STATUS_DATE]!;
+  if (statusDate < 0) avro.writeBranch(0);
+  else {
+    avro.writeBranch(1);
+    avro.writeLong(parseInstantBytes(body, statusDate, index.typedEnd[STATUS_DATE]!)!);
+  }
+  // The commission leaves: the paths whose first key is `commission`.
+  let count = 0;
+  for (let p = 0; p < index.paths; p++) if (startsAtCommission(body, index, p)) count++;
+  if (count > 0) {
+    avro.writeLong(count);
+    for (let p = 0; p < index.paths; p++)
+      if (startsAtCommission(body, index, p))
+        avro.writeJoinedAsString(body, index.pathKeys, index.pathOffsets[p]!, index.pathLengths[p]!);
+  }
+  avro.writeLong(0);
+  avro.writeCompactJson(
+    body,
+    index.typedStart[COMMISSION]!,
+    index.typedEnd[COMMISSION]!,
+    index.commissionIrregular,
+  );
+  return avro.finish();
+}
+
+function startsAtCommission(body: Buffer, index: DeliveryIndex, path: number): boolean {
+  const pair = 2 * index.pathOffsets[path]!;
+  const start = index.pathKeys[pair]!;
+  const end = index.pathKeys[pair + 1]!;
+  if (end - start !== 10) return false;
+  for (let k = 0; k < 10; k++) if (body[start + k] !== COMMISSION_KEY.charCodeAt(k)) return false;
+  return true;
+}
+
+const COMMISSION_KEY = 'commission';
+const INTEGER_TEXT = /^-?\d+$/;
+/** avsc's largest long (its isSafeLong): one below Number.MAX_SAFE_INTEGER. */
+const AVRO_LONG_MAX = 9_007_199_254_740_990;
