@@ -11,6 +11,17 @@ let pos = 0;
 /** Where JSON text is made compact before it is written as a string (its length goes first). */
 let scratch = Buffer.allocUnsafe(16 * 1024);
 
+/** Below this many bytes a copy is a loop here: Buffer.copy's own checks cost more than the bytes. */
+const SHORT_COPY = 48;
+
+/** Copies `source[start, end)` to `target` at `at`; returns the bytes copied. */
+function copy(source: Buffer, start: number, end: number, target: Buffer, at: number): number {
+  const length = end - start;
+  if (length >= SHORT_COPY) return source.copy(target, at, start, end);
+  for (let k = 0; k < length; k++) target[at + k] = source[start + k]!;
+  return length;
+}
+
 function ensure(bytes: number): void {
   if (pos + bytes <= buffer.length) return;
   const grown = Buffer.allocUnsafe(Math.max(2 * buffer.length, pos + bytes));
@@ -26,7 +37,7 @@ export function begin(): void {
 /** The value written since begin(), in a buffer of its own (header room included). */
 export function finish(): Buffer {
   const out = Buffer.allocUnsafe(pos);
-  buffer.copy(out, 0, 0, pos);
+  copy(buffer, 0, pos, out, 0);
   return out;
 }
 
@@ -80,14 +91,14 @@ export function writeString(value: string): void {
 /** Bytes already encoded (a string's length and bytes, cached), as they are. */
 export function writeEncoded(bytes: Buffer): void {
   ensure(bytes.length);
-  pos += bytes.copy(buffer, pos);
+  pos += copy(bytes, 0, bytes.length, buffer, pos);
 }
 
 /** A string whose UTF-8 bytes are `source[start, end)`. */
 export function writeBytesAsString(source: Buffer, start: number, end: number): void {
   writeLong(end - start);
   ensure(end - start);
-  pos += source.copy(buffer, pos, start, end);
+  pos += copy(source, start, end, buffer, pos);
 }
 
 /**
@@ -101,7 +112,7 @@ export function writeJoinedAsString(source: Buffer, ranges: Int32Array, from: nu
   ensure(length);
   for (let k = from; k < from + count; k++) {
     if (k !== from) buffer[pos++] = 0x2e;
-    pos += source.copy(buffer, pos, ranges[2 * k]!, ranges[2 * k + 1]!);
+    pos += copy(source, ranges[2 * k]!, ranges[2 * k + 1]!, buffer, pos);
   }
 }
 

@@ -38,11 +38,14 @@ export function parseInstant(text: string, zonelessOffsetMinutes?: number): numb
   );
 }
 
-const digit = (bytes: Uint8Array, at: number): number => {
+function digit(bytes: Uint8Array, at: number): number {
   const c = bytes[at]! - 0x30;
   return c >= 0 && c <= 9 ? c : Number.NaN;
-};
-const two = (bytes: Uint8Array, at: number): number => digit(bytes, at) * 10 + digit(bytes, at + 1);
+}
+
+function two(bytes: Uint8Array, at: number): number {
+  return digit(bytes, at) * 10 + digit(bytes, at + 1);
+}
 
 /**
  * parseInstant of the ASCII text `bytes[start, end)`, read from the bytes in its common form
