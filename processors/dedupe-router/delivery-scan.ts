@@ -174,6 +174,11 @@ const EMPTY = Buffer.alloc(0);
 let b: Buffer = EMPTY;
 let i = 0;
 let n = 0;
+/**
+ * A byte above 0x7f was seen (in a string: anywhere else it is not JSON): the body is then checked to be
+ * UTF-8, which ASCII is.
+ */
+let highBytes = false;
 /** Whitespace between tokens or escaped strings seen so far (a range is verbatim when this did not move). */
 let irregular = 0;
 /** Key ranges of the objects being scanned (a stack: each object compares its keys with its own). */
@@ -229,13 +234,17 @@ function reset(): void {
 }
 
 function skipWhitespace(): void {
-  const start = i;
+  const bytes = b;
+  let k = i;
   for (;;) {
-    const c = b[i];
-    if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) i++;
+    const c = bytes[k];
+    if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) k++;
     else break;
   }
-  if (i !== start) irregular++;
+  if (k !== i) {
+    irregular++;
+    i = k;
+  }
 }
 
 const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= NINE;
@@ -246,30 +255,36 @@ const SIMPLE_ESCAPES = new Set([...'"\\/bfnrt'].map((c) => c.charCodeAt(0)));
 
 /** At an opening quote: moves past the closing one. Returns whether the string has an escape. */
 function scanString(): boolean {
-  i++;
+  // Locals in the loop: the module's state is written back once.
+  const bytes = b;
+  const length = n;
+  let k = i + 1;
   let escaped = false;
+  let high = false;
   for (;;) {
-    if (i >= n) throw GIVE_UP;
-    const c = b[i]!;
-    if (c === QUOTE) {
-      i++;
-      if (escaped) irregular++;
-      return escaped;
-    }
+    if (k >= length) throw GIVE_UP;
+    const c = bytes[k]!;
+    if (c === QUOTE) break;
     if (c === BACKSLASH) {
       escaped = true;
-      const e = b[i + 1];
+      const e = bytes[k + 1];
       if (e === 0x75) {
-        if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) throw GIVE_UP;
-        i += 6;
-      } else if (e !== undefined && SIMPLE_ESCAPES.has(e)) i += 2;
+        if (!isHex(bytes[k + 2]) || !isHex(bytes[k + 3]) || !isHex(bytes[k + 4]) || !isHex(bytes[k + 5]))
+          throw GIVE_UP;
+        k += 6;
+      } else if (e !== undefined && SIMPLE_ESCAPES.has(e)) k += 2;
       else throw GIVE_UP;
     } else {
       // A control character must be escaped (JSON.parse and lossless-json refuse it).
       if (c < 0x20) throw GIVE_UP;
-      i++;
+      if (c >= 0x80) high = true;
+      k++;
     }
   }
+  i = k + 1;
+  if (high) highBytes = true;
+  if (escaped) irregular++;
+  return escaped;
 }
 
 /** A number, by fast-json's grammar (the same JSON numbers lossless-json reads). */
@@ -318,10 +333,19 @@ const sameBytes = (s1: number, e1: number, s2: number, e2: number): boolean => {
 function scanKey(base: number): number {
   if (b[i] !== QUOTE) throw GIVE_UP;
   const start = i + 1;
-  if (scanString()) throw GIVE_UP;
-  const end = i - 1;
+  const bytes = b;
+  let k = start;
+  // One pass: the closing quote, and no escape, control character or dot before it.
+  for (;;) {
+    const c = bytes[k];
+    if (c === QUOTE) break;
+    if (c === undefined || c === BACKSLASH || c === DOT || c < 0x20) throw GIVE_UP;
+    if (c >= 0x80) highBytes = true;
+    k++;
+  }
+  const end = k;
+  i = k + 1;
   if (end === start || isDigit(b[start])) throw GIVE_UP;
-  for (let k = start; k < end; k++) if (b[k] === DOT) throw GIVE_UP;
   if (end - start === 9 && b[start] === UNDERSCORE && b.toString('latin1', start, end) === '__proto__')
     throw GIVE_UP;
   for (let k = base; k < keyTop; k += 2) if (sameBytes(keys[k]!, keys[k + 1]!, start, end)) throw GIVE_UP;
@@ -717,8 +741,8 @@ function scanErrors(): void {
  * a record object. Returns the index (valid until the next call), or undefined: the full parse decides.
  */
 export function scanDelivery(body: Buffer): DeliveryIndex | undefined {
-  if (!isUtf8(body)) return undefined;
   b = body;
+  highBytes = false;
   i = 0;
   n = body.length;
   reset();
@@ -744,6 +768,8 @@ export function scanDelivery(body: Buffer): DeliveryIndex | undefined {
     }
     skipWhitespace();
     if (i !== n || !webhook || !data || index.typenameStart < 0) return undefined;
+    // Not UTF-8 (JSON's bytes must be: RFC 8259 §8.1): parseBody's to refuse.
+    if (highBytes && !isUtf8(body)) return undefined;
     return index;
   } catch {
     // GIVE_UP, or anything else (nesting deeper than the stack): the full parse decides.
