@@ -207,10 +207,21 @@ const environment = z.object({
   /** The processors' /healthz, /readyz and /metrics. */
   PROCESSOR_HOST: z.string().min(1).default('0.0.0.0'),
   PROCESSOR_PORT: port.default(9090),
-  /** How long a silent processor keeps its partitions (a SIGKILLed one holds them this long). */
-  PROCESSOR_SESSION_TIMEOUT_MS: boundedDuration('30s', 6_000, 300_000).default(30_000),
+  /**
+   * How long a silent processor keeps its partitions (a SIGKILLed one holds them this long, which bounds
+   * a takeover). Under 6 s only where the brokers' group.min.session.timeout.ms allows it (6 s by
+   * default): they refuse the JoinGroup otherwise, and the stage stops saying so (errors.ts).
+   */
+  PROCESSOR_SESSION_TIMEOUT_MS: boundedDuration('30s', 1_000, 300_000).default(30_000),
   /** Short, so a dead owner's open transaction blocks read_committed readers for seconds only. */
   PROCESSOR_TRANSACTION_TIMEOUT_MS: boundedDuration('10s', 1_000, 900_000).default(10_000),
+  /**
+   * Live, a processor's transaction commits this long after its first record (Kafka Streams'
+   * commit.interval.ms): a record is visible to read_committed readers about half of it, plus the commit,
+   * after it arrives. Shorter is fresher and costs the brokers a transaction (its markers on every
+   * partition it wrote) more often; a backlog commits at most once a second whatever this is.
+   */
+  PROCESSOR_COMMIT_INTERVAL_MS: boundedDuration('50ms', 5, 10_000).default(50),
   /**
    * Stream threads per `process` (Kafka Streams' num.stream.threads): each a worker_thread with its own
    * consumer, producer and tasks. 1 by default, as in Kafka Streams: a container's CPU limit is not what
@@ -353,6 +364,13 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       path: ['ENRICH_RETRY_BUDGET'],
       message: `must be under half of PROCESSOR_TRANSACTION_TIMEOUT_MS (${formatDuration(config.PROCESSOR_TRANSACTION_TIMEOUT_MS)})`,
     });
+  // A transaction must commit well within its timeout, a catch-up one (up to a quarter of it) too.
+  if (4 * config.PROCESSOR_COMMIT_INTERVAL_MS > config.PROCESSOR_TRANSACTION_TIMEOUT_MS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROCESSOR_COMMIT_INTERVAL_MS'],
+      message: `must be at most a quarter of PROCESSOR_TRANSACTION_TIMEOUT_MS (${formatDuration(config.PROCESSOR_TRANSACTION_TIMEOUT_MS)})`,
+    });
   if (config.ENRICH && config.ENRICH_TIMEOUT > config.ENRICH_RETRY_BUDGET)
     ctx.addIssue({
       code: 'custom',
@@ -470,6 +488,7 @@ export const DURATION_VARIABLES: readonly string[] = [
   'INGEST_LINGER_MS',
   'PROCESSOR_SESSION_TIMEOUT_MS',
   'PROCESSOR_TRANSACTION_TIMEOUT_MS',
+  'PROCESSOR_COMMIT_INTERVAL_MS',
   'SCHEMA_REGISTRY_TIMEOUT',
   'INGEST_DRAIN_DELAY_MS',
   'INGEST_REQUEST_TIMEOUT_MS',

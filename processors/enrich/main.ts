@@ -112,6 +112,7 @@ export async function startEnrich({
         maxBatchRecords: 2 * config.ENRICH_CONCURRENCY,
         stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+        commitIntervalMs: config.PROCESSOR_COMMIT_INTERVAL_MS,
       }),
     logger: log,
     instanceId,

@@ -66,6 +66,7 @@ export async function startTables({
         transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
         stallTimeoutMs: stallTimeoutMs(config),
         sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+        commitIntervalMs: config.PROCESSOR_COMMIT_INTERVAL_MS,
         stateDir: stateDirOf(config),
         standbyReplicas: config.PROCESSOR_STANDBY_REPLICAS,
       }),

@@ -57,6 +57,29 @@ export class StreamAppStoppedError extends Error {
   override name = 'StreamAppStoppedError';
 }
 
+/**
+ * The brokers refused the group's session timeout: JoinGroup answered INVALID_SESSION_TIMEOUT, because
+ * it lies outside their group.min.session.timeout.ms … group.max.session.timeout.ms (6 s … 30 min by
+ * default). librdkafka hands that to the poll as a consumer error, then sends the same JoinGroup again
+ * every few hundred ms for ever: only another setting clears it, so the stage stops with one line.
+ */
+export class SessionTimeoutRefusedError extends StreamAppStoppedError {
+  override name = 'SessionTimeoutRefusedError';
+}
+
+/** The one line a refused session timeout stops the stage with; undefined for any other error. */
+export function sessionTimeoutRefused(
+  error: unknown,
+  sessionTimeoutMs: number,
+): SessionTimeoutRefusedError | undefined {
+  if ((error as { code?: unknown } | undefined)?.code !== ERRORS.ERR_INVALID_SESSION_TIMEOUT)
+    return undefined;
+  return new SessionTimeoutRefusedError(
+    `the brokers refused the consumer group's session timeout of ${sessionTimeoutMs} ms (PROCESSOR_SESSION_TIMEOUT_MS): it must lie within their group.min.session.timeout.ms and group.max.session.timeout.ms (6000 and 1800000 ms unless changed); raise PROCESSOR_SESSION_TIMEOUT_MS, or lower group.min.session.timeout.ms on every broker`,
+    { cause: error },
+  );
+}
+
 /** A store on disk failed to write (a full disk, a broken volume): the stage stops with one line. */
 export class StateStoreFailedError extends StreamAppStoppedError {
   override name = 'StateStoreFailedError';

@@ -109,6 +109,15 @@ export type CreateStreamClients = (options: StreamClientOptions) => StreamClient
 /** How long a seek may take before its partition's position counts as unknown. */
 const SEEK_TIMEOUT_MS = 5_000;
 
+/**
+ * A tenth of the session timeout, at least 500 ms (no heartbeat storm with long sessions), and never
+ * more than a third of it (Kafka's guidance): a short session (PROCESSOR_SESSION_TIMEOUT_MS of 1 s)
+ * still gets three heartbeats before the coordinator gives up on a member that is alive.
+ */
+export function heartbeatIntervalMs(sessionTimeoutMs: number): number {
+  return Math.min(Math.max(500, Math.floor(sessionTimeoutMs / 10)), Math.floor(sessionTimeoutMs / 3));
+}
+
 /** The librdkafka clients. */
 export const librdkafkaClients: CreateStreamClients = (options) => {
   const { settings, groupId, memberId, transactionTimeoutMs, sessionTimeoutMs } = options;
@@ -123,7 +132,7 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
       'enable.auto.commit': false,
       'enable.auto.offset.store': false,
       'session.timeout.ms': sessionTimeoutMs,
-      'heartbeat.interval.ms': Math.max(500, Math.floor(sessionTimeoutMs / 10)),
+      'heartbeat.interval.ms': heartbeatIntervalMs(sessionTimeoutMs),
       // Restores run beside the loop on their own group-less consumers while the loop keeps polling
       // (the restoring partitions paused), so a long restore never exceeds this: the default stays.
       'max.poll.interval.ms': 300_000,

@@ -9,7 +9,13 @@ import { ERRORS, KafkaError, toKafkaError } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../log-error.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
-import { classifyError, DEAD_LETTER_AFTER_MS, LoopStalledError, RECORD_ATTEMPTS } from './errors.js';
+import {
+  classifyError,
+  DEAD_LETTER_AFTER_MS,
+  LoopStalledError,
+  RECORD_ATTEMPTS,
+  sessionTimeoutRefused,
+} from './errors.js';
 import { Rebalances } from './rebalances.js';
 import { RecordProcessing } from './record-processing.js';
 import { restoreTasks } from './restore.js';
@@ -231,6 +237,11 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   };
   const { tasks } = context;
   consumer.onError((error) => {
+    const refused = sessionTimeoutRefused(error, sessionTimeoutMs);
+    if (refused !== undefined) {
+      context.stop(refused);
+      return;
+    }
     const kind = classifyError(toKafkaError(error));
     if (kind === 'fatal') context.stop(toKafkaError(error, 'consumer'));
     else log.debug({ err: error }, 'consumer error (librdkafka retries by itself)');
@@ -421,6 +432,12 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
         await bounded(runOnce);
       } catch (error) {
         if (context.halted()) break;
+        // The poll reports it: a retry would only send the same JoinGroup again.
+        const refused = sessionTimeoutRefused(error, sessionTimeoutMs);
+        if (refused !== undefined) {
+          context.stop(refused);
+          break;
+        }
         const { attempts, givingUp } = processing.blame(error);
         if (attempts > 0)
           log.warn(

@@ -1,7 +1,7 @@
-// The README stays a front page (issue 21: at most 12 KB), and every link it gives into the repository
-// leads somewhere: the file exists and, where the link names a section, the file has that heading.
+// The README stays a front page (issue 21: at most 12 KB), and every link it and the docs give into the
+// repository leads somewhere: the file exists and, where the link names a section, the file has that heading.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -39,20 +39,30 @@ function relativeLinks(markdown: string): { path: string; anchor?: string }[] {
   return links;
 }
 
+/** Every relative link of a markdown file leads to a file that exists, and to a heading it has. */
+function expectLinksLead(from: string): void {
+  const broken: string[] = [];
+  for (const { path, anchor } of relativeLinks(readFileSync(from, 'utf8'))) {
+    const file = path === '' ? from : resolve(dirname(from), path);
+    if (!existsSync(file)) broken.push(`${path}: no such file`);
+    else if (
+      anchor !== undefined &&
+      file.endsWith('.md') &&
+      !anchorsOf(readFileSync(file, 'utf8')).has(anchor)
+    )
+      broken.push(`${path}#${anchor}: no such heading`);
+  }
+  expect(broken, `broken links in ${relative(ROOT, from)}`).toEqual([]);
+}
+
 describe('the README', () => {
   it('is at most 12 KB', () => {
     expect(Buffer.byteLength(README, 'utf8')).toBeLessThanOrEqual(12 * 1024);
   });
 
   it('links only to files that exist, and to sections those files have', () => {
-    const links = relativeLinks(README);
-    expect(links.length).toBeGreaterThan(10);
-    for (const { path, anchor } of links) {
-      const file = path === '' ? resolve(ROOT, 'README.md') : resolve(ROOT, path);
-      expect(existsSync(file), `${path} (linked from README.md)`).toBe(true);
-      if (anchor !== undefined && file.endsWith('.md'))
-        expect(anchorsOf(readFileSync(file, 'utf8')), `${path}#${anchor}`).toContain(anchor);
-    }
+    expect(relativeLinks(README).length).toBeGreaterThan(10);
+    expectLinksLead(resolve(ROOT, 'README.md'));
   });
 
   it('links every page of docs/, so each is one click away', () => {
@@ -60,5 +70,13 @@ describe('the README', () => {
     const pages = readdirSync(resolve(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
     expect(pages.length).toBeGreaterThan(5);
     for (const page of pages) expect(linked, `docs/${page}`).toContain(resolve(ROOT, 'docs', page));
+  });
+});
+
+describe('the docs pages', () => {
+  const pages = readdirSync(resolve(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
+
+  it.each(pages)('docs/%s links only to files that exist, and to sections those files have', (page) => {
+    expectLinksLead(resolve(ROOT, 'docs', page));
   });
 });

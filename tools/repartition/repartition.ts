@@ -120,6 +120,7 @@ export async function runRepartition({
       logger: log,
       transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
       sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
+      commitIntervalMs: config.PROCESSOR_COMMIT_INTERVAL_MS,
     });
     let caughtUp = false;
     try {

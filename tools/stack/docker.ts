@@ -8,7 +8,13 @@ import type { Logger } from '../../runtime/log.js';
 import { StackError } from './errors.js';
 import type { KafkaRelease } from './kafka-versions.js';
 import { freePort } from './ports.js';
-import { MAX_MESSAGE_BYTES, newClusterId, REGISTRY_SNAPSHOTS_TOPIC, REGISTRY_TOPIC } from './properties.js';
+import {
+  LOCAL_MIN_SESSION_TIMEOUT_MS,
+  MAX_MESSAGE_BYTES,
+  newClusterId,
+  REGISTRY_SNAPSHOTS_TOPIC,
+  REGISTRY_TOPIC,
+} from './properties.js';
 import { waitForKafka } from './readiness.js';
 
 export const REGISTRY_IMAGE = 'apicurio/apicurio-registry:3.0.9';
@@ -127,6 +133,7 @@ export async function startDockerKafka(options: {
       KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1',
       KAFKA_TRANSACTION_STATE_LOG_MIN_ISR: '1',
       KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
+      KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS: String(LOCAL_MIN_SESSION_TIMEOUT_MS),
       KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'false',
       KAFKA_MESSAGE_MAX_BYTES: String(MAX_MESSAGE_BYTES),
       KAFKA_REPLICA_FETCH_MAX_BYTES: String(MAX_MESSAGE_BYTES),

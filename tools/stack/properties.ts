@@ -24,6 +24,9 @@ export interface KafkaNodeSettings {
 /** Big enough for the 1 MiB default body limit plus the envelope around it, with room to raise it. */
 export const MAX_MESSAGE_BYTES = 4 * 1_048_576;
 
+/** group.min.session.timeout.ms of a local stack's brokers: the lowest PROCESSOR_SESSION_TIMEOUT_MS takes. */
+export const LOCAL_MIN_SESSION_TIMEOUT_MS = 1_000;
+
 /** A single-node KRaft broker+controller that behaves like production where it matters to hookledger. */
 export function kafkaServerProperties({
   port,
@@ -50,6 +53,9 @@ export function kafkaServerProperties({
     'transaction.state.log.num.partitions': 10,
     // Tests join groups constantly; the default 3 s delay would slow every one of them.
     'group.initial.rebalance.delay.ms': 0,
+    // Kafka's default floor is 6 s: a local stack lets PROCESSOR_SESSION_TIMEOUT_MS go down to the
+    // config's own 1 s, so a takeover after a SIGKILL can be tried at the speed production may choose.
+    'group.min.session.timeout.ms': LOCAL_MIN_SESSION_TIMEOUT_MS,
     // A dead instance's open transaction is aborted within a second of its timeout rather than at the
     // next check of every 10 s: read_committed readers of a local stack wait seconds, not tens.
     'transaction.abort.timed.out.transaction.cleanup.interval.ms': 1_000,

@@ -46,6 +46,39 @@ describe('configuration from the environment', () => {
     expect(errorOf({ ...minimal, KAFKA_BROKERS: 'no-port' })).toMatch(/^KAFKA_BROKERS: expected host:port/);
   });
 
+  it('takes a session timeout down to 1 s (what the brokers allow is theirs to say) and up to 5 min', () => {
+    expect(loadConfig(minimal).PROCESSOR_SESSION_TIMEOUT_MS).toBe(30_000);
+    expect(loadConfig({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '3s' }).PROCESSOR_SESSION_TIMEOUT_MS).toBe(
+      3_000,
+    );
+    expect(
+      loadConfig({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '1000' }).PROCESSOR_SESSION_TIMEOUT_MS,
+    ).toBe(1_000);
+    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '999ms' })).toMatch(
+      /^PROCESSOR_SESSION_TIMEOUT_MS: must be at least 1s/,
+    );
+    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '6m' })).toMatch(
+      /^PROCESSOR_SESSION_TIMEOUT_MS: must be at most 5m/,
+    );
+  });
+
+  it('commits live transactions every 50 ms by default, from 5 ms up to a quarter of the transaction timeout', () => {
+    expect(loadConfig(minimal).PROCESSOR_COMMIT_INTERVAL_MS).toBe(50);
+    expect(
+      loadConfig({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '100ms' }).PROCESSOR_COMMIT_INTERVAL_MS,
+    ).toBe(100);
+    expect(errorOf({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '1ms' })).toMatch(
+      /^PROCESSOR_COMMIT_INTERVAL_MS: must be at least 5ms/,
+    );
+    expect(errorOf({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '3s' })).toBe(
+      'PROCESSOR_COMMIT_INTERVAL_MS: must be at most a quarter of PROCESSOR_TRANSACTION_TIMEOUT_MS (10s) (got "3s")',
+    );
+    expect(
+      loadConfig({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '3s', PROCESSOR_TRANSACTION_TIMEOUT_MS: '12s' })
+        .PROCESSOR_COMMIT_INTERVAL_MS,
+    ).toBe(3_000);
+  });
+
   it("refuses a dedupe window shorter than the platform's 72 h of retries", () => {
     expect(errorOf({ ...minimal, DEDUPE_WINDOW: '48h' })).toMatch(/^DEDUPE_WINDOW: must be at least .*72h/);
     expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '72h', WEBHOOK_MAX_AGE: '72h' }).DEDUPE_WINDOW).toBe(
@@ -160,6 +193,7 @@ describe('one duration syntax for every duration variable', () => {
     'INGEST_LINGER_MS',
     'PROCESSOR_SESSION_TIMEOUT_MS',
     'PROCESSOR_TRANSACTION_TIMEOUT_MS',
+    'PROCESSOR_COMMIT_INTERVAL_MS',
     'SCHEMA_REGISTRY_TIMEOUT',
     'INGEST_DRAIN_DELAY_MS',
     'INGEST_REQUEST_TIMEOUT_MS',
@@ -192,8 +226,8 @@ describe('one duration syntax for every duration variable', () => {
   });
 
   it('says the bounds as durations and refuses what is no duration', () => {
-    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '1s' })).toBe(
-      'PROCESSOR_SESSION_TIMEOUT_MS: must be at least 6s (got "1s")',
+    expect(errorOf({ ...minimal, PROCESSOR_SESSION_TIMEOUT_MS: '500ms' })).toBe(
+      'PROCESSOR_SESSION_TIMEOUT_MS: must be at least 1s (got "500ms")',
     );
     expect(errorOf({ ...minimal, INGEST_LINGER_MS: '2s' })).toBe(
       'INGEST_LINGER_MS: must be at most 1s (got "2s")',

@@ -5,6 +5,7 @@ import {
   kafkaLogConfig,
   kafkaServerProperties,
   kafkaToolJvmArgs,
+  LOCAL_MIN_SESSION_TIMEOUT_MS,
   logConfigFileName,
   logConfigFlag,
   MAX_MESSAGE_BYTES,
@@ -41,6 +42,12 @@ describe('properties rendering', () => {
       'group.initial.rebalance.delay.ms': 0,
       'auto.create.topics.enable': false,
     });
+  });
+
+  it('lets a consumer group ask a session timeout down to PROCESSOR_SESSION_TIMEOUT_MS’s own 1 s (Kafka’s default floor is 6 s)', () => {
+    const props = kafkaServerProperties({ port: 1, controllerPort: 2, dataDir: '/d' });
+    expect(props['group.min.session.timeout.ms']).toBe(LOCAL_MIN_SESSION_TIMEOUT_MS);
+    expect(LOCAL_MIN_SESSION_TIMEOUT_MS).toBe(1_000);
   });
 
   it('lets a 1 MiB webhook body and its envelope through', () => {

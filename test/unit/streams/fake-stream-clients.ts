@@ -70,6 +70,9 @@ export class FakeConsumer implements StreamConsumer {
   }
   async consume(max: number): Promise<ConsumedMessage[]> {
     await new Promise((r) => setTimeout(r, 2));
+    const step = this.kafka.consumeSteps.shift();
+    if (step !== undefined) this.kafka.log.push('consume failed');
+    await play(step);
     const out: ConsumedMessage[] = [];
     for (const key of this.assigned) {
       if (this.paused.has(key)) continue;
@@ -232,6 +235,8 @@ export class FakeKafka {
   abortSteps: Step[] = [];
   restoreSteps: Step[] = [];
   seekSteps: Step[] = [];
+  /** A poll's outcome: an error is what librdkafka hands the poll (a consumer error, a JoinGroup refused). */
+  consumeSteps: Step[] = [];
   connectStep: Step;
 
   readonly clients: CreateStreamClients = (options) => {

@@ -280,6 +280,36 @@ describe('the stream runner with a fake Kafka client', () => {
     expect(kafka.consumer.connected).toBe(false);
   });
 
+  it('stops for good with one line naming the variable and the broker setting when the brokers refuse its session timeout', async () => {
+    const kafka = new FakeKafka();
+    // What librdkafka hands the poll after JoinGroup answered INVALID_SESSION_TIMEOUT; it would send the
+    // same JoinGroup again and again.
+    kafka.consumeSteps = Array.from({ length: 20 }, () =>
+      rd(ERRORS.ERR_INVALID_SESSION_TIMEOUT, 'JoinGroup failed: Broker: Invalid session timeout'),
+    );
+    const app = await start(kafka, { sessionTimeoutMs: 3_000 });
+    await app.stopped;
+    const message = app.failure()?.message ?? '';
+    expect(message).not.toContain('\n');
+    expect(message).toContain('session timeout of 3000 ms (PROCESSOR_SESSION_TIMEOUT_MS)');
+    expect(message).toContain('group.min.session.timeout.ms');
+    // Stopped at the first refusal: no retry loop, no new clients (they would be refused alike).
+    expect(kafka.log.filter((line) => line === 'consume failed')).toHaveLength(1);
+    expect(needsNewClients(app.failure())).toBe(false);
+    expect(kafka.consumer.connected).toBe(false);
+    expect(kafka.openProducers).toBe(0);
+  });
+
+  it('stops the same way when the refusal comes as a consumer error event', async () => {
+    const kafka = new FakeKafka();
+    const app = await start(kafka, { sessionTimeoutMs: 2_000 });
+    kafka.consumer.emitError(rd(ERRORS.ERR_INVALID_SESSION_TIMEOUT, 'Broker: Invalid session timeout'));
+    await app.stopped;
+    expect(app.failure()?.message).toMatch(
+      /^the brokers refused the consumer group's session timeout of 2000 ms \(PROCESSOR_SESSION_TIMEOUT_MS\)/,
+    );
+  });
+
   it('stops with the reason when its producer is fenced again and again', async () => {
     const kafka = new FakeKafka();
     const fenced = rd(ERRORS.ERR__FENCED, 'fenced');
