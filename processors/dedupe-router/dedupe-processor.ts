@@ -3,10 +3,11 @@
 import type { InputRecord, Processor, ProcessorContext } from '../../runtime/streams/processor.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { DEDUPE_STORE, type DedupeStore } from './dedupe-store.js';
+import { type RoutedOutputs, routeFast } from './fast-route.js';
 import { parseInstant } from './instant.js';
 import { type RawInput, UNDECODABLE_REASON, undecodableDeadLetter } from './poison.js';
 import { RetryCounts } from './retry-counts.js';
-import { type RouteContext, type RouteDecision, type RouteSettings, route } from './route.js';
+import { type RouteContext, type RouteSettings, route } from './route.js';
 
 /**
  * Marks a record `hookledger redrive` appended again after a fix. Its value names the redrive run:
@@ -28,15 +29,16 @@ export class DedupeProcessor implements Processor<RawInput> {
   readonly #retries = new RetryCounts();
 
   /**
-   * `decide` is route() with the same settings except in tests that emulate a router before a fix
-   * (redrive); the settings also read `webhook.date` for the delivery-delay metric.
+   * `decide` is route() with the same settings (its fast path first, for the common delivery) except in
+   * tests that emulate a router before a fix (redrive); the settings also read `webhook.date` for the
+   * delivery-delay metric.
    */
   constructor(
     private readonly settings: RouteSettings = {},
-    private readonly decide: (envelope: RawEnvelope, context: RouteContext) => RouteDecision = (
+    private readonly decide: (envelope: RawEnvelope, context: RouteContext) => RoutedOutputs = (
       envelope,
       context,
-    ) => route(envelope, settings, context),
+    ) => routeFast(envelope, settings, context) ?? route(envelope, settings, context),
   ) {}
 
   init(context: ProcessorContext): void {

@@ -2,7 +2,7 @@
 // store logs to webhooks.dedupe-changelog. Topic names come in, so replay runs it side by side.
 import type { SinkNode, SourceMessage, Topology } from '../../runtime/streams/topology.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
-import { type Serde, schemaIdOf } from '../../schemas/serde.js';
+import { EncodedAvroValue, type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
 import { DedupeProcessor } from './dedupe-processor.js';
 import { DEDUPE_STORE, DedupeStore, IdSetBacking } from './dedupe-store.js';
@@ -98,8 +98,12 @@ export function dedupeTopology({
     const topic = topicOf(logical);
     const schemaId = schemaIds.get(topic);
     if (schemaId === undefined) throw new Error(`no registered value schema for ${topic}`);
-    // Synchronous once the schema is cached (the first record of each sink waits for the registry).
-    const encode = (value: unknown) => serde.encodeCached(schemaId, value) ?? serde.encode(schemaId, value);
+    // Synchronous once the schema is cached (the first record of each sink waits for the registry); a
+    // value the router's fast path wrote as Avro already only gets its header.
+    const encode = (value: unknown) =>
+      value instanceof EncodedAvroValue
+        ? value.framed(schemaId)
+        : (serde.encodeCached(schemaId, value) ?? serde.encode(schemaId, value));
     return {
       name: logical,
       topic,

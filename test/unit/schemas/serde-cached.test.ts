@@ -2,14 +2,16 @@
 // same values, same errors; and the router's webhooks.unique value is the raw record's own bytes only
 // where encoding the envelope again would give exactly those bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routeFast } from '../../../processors/dedupe-router/fast-route.js';
 import type { RawInput } from '../../../processors/dedupe-router/poison.js';
 import { route } from '../../../processors/dedupe-router/route.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../../processors/dedupe-router/topology.js';
 import type { SourceMessage } from '../../../runtime/streams/topology.js';
 import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
-import { createSerde, type Serde } from '../../../schemas/serde.js';
+import { createSerde, EncodedAvroValue, type Serde } from '../../../schemas/serde.js';
 import { valueSubject } from '../../../schemas/topics.js';
 import { type LocalRegistry, localRegistry } from '../../../tools/bench/local-registry.js';
+import { generateLoad } from '../../integration/processors-load.js';
 import { storedDeliveries } from '../processors/fixtures.js';
 
 let registry: LocalRegistry;
@@ -158,5 +160,37 @@ describe("the router's webhooks.unique value", () => {
     const raw = await serde.encode(rawId, storedDeliveries()[0]!.envelope);
     const input = (await topology.sources[0]!.deserialize(message(raw))) as RawInput & { ok: true };
     await expect(Promise.resolve().then(() => unique.serialize(input.envelope))).rejects.toThrow();
+  });
+});
+
+describe("the router's values written as Avro by its fast route", () => {
+  it('go out from their sink as encode writes route()’s values: the header with the sink’s schema id, then the same bytes', async () => {
+    const serde = newSerde();
+    const topology = dedupeTopology({
+      rawTopic: 'webhooks.raw',
+      changelogTopic: 'webhooks.dedupe-changelog',
+      topicOf: (logical) => logical,
+      schemaIds: new Map(ROUTER_OUTPUTS.map((t) => [t, idOf(t)] as const)),
+      serde,
+      windowMs: 60_000,
+    });
+    const load = generateLoad({ ids: 60, retries: 0, startAt: Date.parse('2026-11-22T10:00:00Z') });
+    const envelopes = [...storedDeliveries().map((d) => d.envelope), ...load.envelopes];
+    let fast = 0;
+    for (const envelope of envelopes) {
+      const decision = routeFast(envelope);
+      if (decision === undefined) continue;
+      const expected = route(envelope).outputs;
+      expect(decision.outputs.map((o) => [o.topic, o.key])).toEqual(expected.map((o) => [o.topic, o.key]));
+      for (const [n, output] of decision.outputs.entries()) {
+        if (!(output.value instanceof EncodedAvroValue)) continue;
+        fast++;
+        const sink = topology.sinks.find((s) => s.name === output.topic)!;
+        expect(await sink.serialize(output.value)).toEqual(
+          await serde.encode(idOf(output.topic), expected[n]!.value),
+        );
+      }
+    }
+    expect(fast).toBeGreaterThan(40);
   });
 });

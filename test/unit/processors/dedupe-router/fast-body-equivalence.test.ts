@@ -1,8 +1,9 @@
-// The fast body parse (and the fast write-back of parsed values) is the same function as lossless-json's: every fixture and thousands of generated
-// bodies (whitespace, key order, escapes and unicode, long and exotic numbers, nested data, 2 KB+ bodies,
-// duplicate keys, broken JSON, a BOM, bytes that are not UTF-8) routed once with the fast parse and once
-// with lossless-json alone give byte-identical outputs: topics, keys, Avro values, dead-letter reasons
-// and messages.
+// The fast body parse (and the fast write-back of parsed values) is the same function as lossless-json's,
+// and the byte-level fast route (fast-route.ts: Avro written from the body's byte ranges) the same as
+// route(): every fixture and thousands of generated bodies (whitespace, key order, escapes and unicode,
+// long and exotic numbers, nested data, 2 KB+ bodies, duplicate keys, broken JSON, a BOM, bytes that are
+// not UTF-8, every trigger) routed once with the fast paths and once with lossless-json alone give
+// byte-identical outputs: topics, keys, Avro values, dead-letter reasons and messages.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +16,17 @@ import {
   parseJsonFast,
   stringifyJsonFast,
 } from '../../../../processors/dedupe-router/fast-json.js';
-import { type RouteDecision, type RouteOutput, route } from '../../../../processors/dedupe-router/route.js';
+import { type RoutedOutputs, routeFast } from '../../../../processors/dedupe-router/fast-route.js';
+import {
+  type RouteContext,
+  type RouteOutput,
+  type RouteSettings,
+  route,
+} from '../../../../processors/dedupe-router/route.js';
 import type { RawEnvelope } from '../../../../schemas/raw-envelope.js';
-import { envelopeFor, FIXTURES_DIR } from '../fixtures.js';
+import { AVRO_HEADER_BYTES, EncodedAvroValue } from '../../../../schemas/serde.js';
+import { generateLoad } from '../../../integration/processors-load.js';
+import { envelopeFor, FIXTURES_DIR, storedDeliveries } from '../fixtures.js';
 
 const schemasDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../schemas');
 const typeOf = (name: string) =>
@@ -48,25 +57,57 @@ beforeAll(async () => {
   vi.doUnmock('../../../../processors/dedupe-router/fast-json.js');
 });
 
-/** A decision as bytes: what the router would write (topic, key, Avro value) and why. */
-function written(decision: RouteDecision) {
+/**
+ * A decision as bytes: what the router would write (topic, key, Avro value) and why. A value the fast
+ * route wrote as Avro already is its bytes after the header's room.
+ */
+function written(decision: RoutedOutputs) {
   return {
     kind: decision.kind,
     reason: decision.reason,
     outputs: decision.outputs.map((o) => ({
       topic: o.topic,
       key: o.key,
-      value: types.get(o.topic)!.toBuffer(o.value).toString('hex'),
+      value: (o.value instanceof EncodedAvroValue
+        ? o.value.buffer.subarray(AVRO_HEADER_BYTES)
+        : types.get(o.topic)!.toBuffer(o.value)
+      ).toString('hex'),
     })),
   };
 }
 
-function expectSameRoute(envelope: RawEnvelope): void {
-  const settings = { webhookDateOffsetMinutes: 60, maxAgeMs: 72 * 3_600_000, maxAheadMs: 60_000 };
-  const decision = route(envelope, settings);
-  expect(written(decision)).toEqual(written(routeLossless(envelope, settings)));
+const SETTINGS: RouteSettings = {
+  webhookDateOffsetMinutes: 60,
+  maxAgeMs: 72 * 3_600_000,
+  maxAheadMs: 60_000,
+};
+
+/** Routes with route() and with the fast route (when it takes the body on): both as lossless-json alone. */
+function expectSameRoute(
+  envelope: RawEnvelope,
+  settings: RouteSettings = SETTINGS,
+  context: RouteContext = {},
+): 'fast' | 'reference' {
+  const decision = route(envelope, settings, context);
+  let expected: ReturnType<typeof written>;
+  try {
+    expected = written(routeLossless(envelope, settings, context));
+  } catch (error) {
+    // An event Avro cannot hold (an integer avsc refuses as a long): the runtime dead-letters the record
+    // when encoding fails. The fast route leaves it to route(), whose value fails the same way.
+    expect(String(error)).toMatch(/invalid/);
+    expect(() => written(decision)).toThrow();
+    expect(routeFast(envelope, settings, context)).toBeUndefined();
+    return 'reference';
+  }
+  expect(written(decision)).toEqual(expected);
   const kind = `${decision.kind} ${decision.reason ?? decision.outputs.map((o) => o.topic).join(' ')}`;
   reached.set(kind, (reached.get(kind) ?? 0) + 1);
+  const fast = routeFast(envelope, settings, context);
+  if (fast === undefined) return 'reference';
+  expect(written(fast)).toEqual(expected);
+  fastReached.set(kind, (fastReached.get(kind) ?? 0) + 1);
+  return 'fast';
 }
 
 /**
@@ -264,6 +305,240 @@ const deliveryBody = fc
     return render({ o: b.shuffle ? [...top].reverse() : top }, { ws: b.ws, escapeAll: b.escapeAll });
   });
 
+/**
+ * Keys the fast route takes on (no escape, dot, leading digit or `__proto__`), unicode among them, and a
+ * few it leaves to route() (a dot, a digit first, an escape when rendered with escapeAll).
+ */
+const plainKey = fc.oneof(
+  { weight: 40, arbitrary: fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,12}$/) },
+  { weight: 10, arbitrary: fc.constantFrom('id', '__typename', 'name', 'amount', 'café', '名前', 'emoji😀') },
+  { weight: 1, arbitrary: fc.constantFrom('a.b', '1', '', '__proto__', 'x"y', 'tab\t') },
+);
+
+/** A JSON tree over plain keys: values of every kind (escapes, unicode, exotic numbers) and nested records. */
+const plainTree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
+  tree: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    numberText.map((n) => ({ n })),
+    anyText.map((s) => ({ s })),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('tree'), { maxLength: 4 }).map((a) => ({ a })),
+    fc
+      .array(fc.tuple(plainKey, tie('tree')), { maxLength: 5 })
+      .map((o) => ({ o: o.filter(([k], n) => o.findIndex(([other]) => other === k) === n) })),
+  ),
+})).tree;
+
+/** Every trigger family of the contract, and names route() alone takes (deletions, energy switches). */
+const FAST_TRIGGERS = [
+  'UserAdded',
+  'UserUpdated',
+  'AccountAdded',
+  'AccountUpdated',
+  'DocumentAdded',
+  'ToDoAdded',
+  'ToDoDone',
+  'PaymentAdded',
+  'SMSSent',
+  'EnergySwitchAdded',
+  'EnergySwitchUpdated',
+  'UserDeleted',
+  'Ping',
+];
+
+/** An EnergySwitch's typed fields (contract §2.2): mostly of their type, sometimes null or of another. */
+const typedString = fc.oneof(
+  { weight: 14, arbitrary: fc.stringMatching(/^[A-Za-z0-9 _-]{0,12}$/).map((s) => ({ s }) as Tree) },
+  { weight: 2, arbitrary: anyText.map((s) => ({ s }) as Tree) },
+  { weight: 1, arbitrary: fc.constant<Tree>(null) },
+  { weight: 1, arbitrary: fc.constantFrom<Tree>({ n: '1' }, true, { a: [] }, { o: [] }) },
+);
+const typedInteger = fc.oneof(
+  { weight: 14, arbitrary: fc.integer({ min: -1000, max: 100_000 }).map((n) => ({ n: String(n) }) as Tree) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<Tree>(
+      { n: '007' },
+      { n: '-0' },
+      { n: '9007199254740991' },
+      { n: '-9007199254740991' },
+      { n: '9007199254740993' },
+      { n: '1.0' },
+      { n: '1e3' },
+    ),
+  },
+  { weight: 1, arbitrary: fc.constant<Tree>(null) },
+  { weight: 1, arbitrary: fc.constantFrom<Tree>({ s: '1' }, false, { o: [] }) },
+);
+const typedAmount = fc.oneof(
+  { weight: 14, arbitrary: numberText.map((n) => ({ n }) as Tree) },
+  { weight: 1, arbitrary: fc.constantFrom<Tree>(null, { s: '210.10' }, { a: [] }) },
+);
+const typedDate = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom<Tree>(
+      { s: '2026-11-22T09:00:00Z' },
+      { s: '2026-11-22T09:00:00.5+01:00' },
+      { s: '2026-11-22t09:00:00,25-0500' },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<Tree>({ s: '2026-11-22T09:00:00' }, { s: '2026-02-30T00:00:00Z' }, { s: 'x' }),
+  },
+  { weight: 1, arbitrary: fc.constantFrom<Tree>(null, { n: '1' }) },
+);
+/** A typed object: some of its fields (and sometimes `__typename` or a field beyond the contract), or null, or not an object. */
+const typedObject = (fields: Record<string, fc.Arbitrary<Tree>>) =>
+  fc.oneof(
+    {
+      weight: 14,
+      arbitrary: fc
+        .tuple(
+          fc.record(fields, { requiredKeys: [] }),
+          fc.constantFrom<[string, Tree][]>([], [], [['__typename', { s: 'T' }]], [['extra', { a: [] }]]),
+        )
+        .map(([picked, more]) => ({ o: [...more, ...(Object.entries(picked) as [string, Tree][])] }) as Tree),
+    },
+    { weight: 1, arbitrary: fc.constantFrom<Tree>(null, { s: 'x' }, { a: [] }) },
+  );
+const energyFields = fc
+  .record(
+    {
+      date: typedString,
+      userSwitchReferenceId: typedString,
+      postcode: typedString,
+      tariffName: typedString,
+      fuelType: typedString,
+      fuelsSwitched: typedInteger,
+      user: typedObject({ id: typedString, tenantId: typedString }),
+      provider: typedObject({ code: typedString, name: typedString }),
+      projectedSpend: typedObject({ currency: typedString, amount: typedAmount }),
+      savings: typedObject({ currency: typedString, amount: typedAmount }),
+      commission: typedObject({
+        fuelsWaitingForUpdate: typedInteger,
+        fuelsWithSwitchTerminated: typedInteger,
+        fuelsWithCommissionExpected: typedInteger,
+        fuelsWithCommissionReceived: typedInteger,
+        statusDate: typedDate,
+        status: typedString,
+      }),
+    },
+    { requiredKeys: [] },
+  )
+  .map((fields) => Object.entries(fields) as [string, Tree][]);
+
+/** A delivery the fast route can take on (most of them): the bench's shape, varied every way route() reads. */
+const deliveryWith = (triggers: readonly string[]) =>
+  fc
+    .record({
+      trigger: fc.constantFrom(...triggers),
+      date: fc.constantFrom(
+        '2026-11-22T09:00:00Z',
+        '2026-11-22T09:00:00.123456+01:00',
+        '2026-11-22T09:00:00',
+        '2026-11-22T08:59:59.5Z',
+        '2026-11-25T09:00:00Z',
+        '2026-11-18T09:00:00Z',
+      ),
+      typename: fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom('User', 'Account', 'Payment', 'Document') },
+        { weight: 1, arbitrary: fc.constantFrom('OperationFailure', '') },
+      ),
+      entityId: fc.oneof(
+        { weight: 6, arbitrary: fc.stringMatching(/^[a-z0-9_-]{1,12}$/).map((s) => ({ s }) as Tree) },
+        { weight: 2, arbitrary: unicodeText.map((s) => ({ s }) as Tree) },
+        { weight: 2, arbitrary: numberText.map((n) => ({ n }) as Tree) },
+        { weight: 1, arbitrary: fc.constantFrom<Tree>({ s: '' }, null, true) },
+      ),
+      idAbsent: fc.integer({ min: 0, max: 9 }).map((k) => k === 0),
+      fields: fc.array(fc.tuple(plainKey, plainTree), { maxLength: 6 }),
+      energy: energyFields,
+      webhookId: fc.oneof(
+        { weight: 6, arbitrary: fc.constant('wh_1') },
+        { weight: 3, arbitrary: fc.constantFrom('wh_é', 'ид-1', '😀', 'a"b', 'x'.repeat(80)) },
+        { weight: 1, arbitrary: unicodeText.filter((s) => s !== '') },
+      ),
+      idMismatch: fc.integer({ min: 0, max: 19 }).map((k) => k === 0),
+      energyTypename: fc.integer({ min: 0, max: 9 }).map((k) => k !== 0),
+      query: fc.oneof(
+        fc.constant<'absent' | 'null' | 'empty'>('absent'),
+        fc.constant<'absent' | 'null' | 'empty'>('null'),
+        fc.constant<'absent' | 'null' | 'empty'>('empty'),
+        fc.record({
+          api: fc.option(
+            fc.oneof(
+              { weight: 8, arbitrary: fc.constant<Tree>({ s: 'https://api.example/graphql' }) },
+              { weight: 1, arbitrary: fc.constantFrom<Tree>(null, { n: '1' }) },
+            ),
+          ),
+          variables: fc.option(
+            fc.oneof(
+              fc.array(fc.tuple(plainKey, plainTree), { maxLength: 3 }).map((o) => ({ o }) as Tree),
+              fc.constant<Tree>(null),
+            ),
+          ),
+        }),
+      ),
+      errors: fc.oneof(
+        { weight: 6, arbitrary: fc.constantFrom<Tree | undefined>(undefined, null, { a: [] }) },
+        { weight: 1, arbitrary: fc.constant<Tree | undefined>({ a: [{ s: 'x' }] }) },
+      ),
+      introspection: fc.boolean(),
+      extraTop: fc.option(plainTree),
+      padding: fc.option(fc.string({ minLength: 2048, maxLength: 3000 })),
+      shuffle: fc.boolean(),
+      ws: whitespace,
+      escapeAll: fc.integer({ min: 0, max: 3 }).map((k) => k === 0),
+    })
+    .map((b) => {
+      const energy = b.trigger.startsWith('EnergySwitch');
+      const typename = energy && b.energyTypename ? 'EnergySwitch' : b.typename;
+      const record: [string, Tree][] = [['__typename', { s: typename }]];
+      if (!b.idAbsent) record.push(['id', b.entityId]);
+      const typed = energy ? b.energy : [];
+      record.push(
+        ...b.fields.filter(([k]) => k !== 'id' && k !== '__typename' && !typed.some(([t]) => t === k)),
+        ...typed,
+      );
+      if (b.padding !== null) record.push(['notes', { s: b.padding }]);
+      const data: [string, Tree][] = [['getThing', { o: b.shuffle ? [...record].reverse() : record }]];
+      if (b.introspection) data.unshift(['__typename', { s: 'Query' }]);
+      const top: [string, Tree][] = [
+        [
+          'webhook',
+          {
+            o: [
+              ['id', { s: b.webhookId }],
+              ['trigger', { s: b.trigger }],
+              ['date', { s: b.date }],
+            ],
+          },
+        ],
+        ['data', { o: data }],
+      ];
+      if (b.query === 'null') top.push(['query', null]);
+      else if (b.query === 'empty') top.push(['query', { o: [] }]);
+      else if (b.query !== 'absent') {
+        const query: [string, Tree][] = [['query', { s: 'query Q($id: ID!) { q }' }]];
+        if (b.query.api !== null) query.push(['api', b.query.api]);
+        if (b.query.variables !== null) query.push(['variables', b.query.variables]);
+        top.push(['query', { o: query }]);
+      }
+      if (b.errors !== undefined) top.push(['errors', b.errors]);
+      if (b.extraTop !== null) top.push(['extensions', b.extraTop]);
+      return {
+        text: render({ o: b.shuffle ? [...top].reverse() : top }, { ws: b.ws, escapeAll: b.escapeAll }),
+        // The raw record's id: the body's, or (rarely) another one.
+        webhookId: b.idMismatch ? 'wh_other' : b.webhookId,
+      };
+    });
+const plainDelivery = deliveryWith(FAST_TRIGGERS);
+/** Energy switches alone: the typed event and the commission event, every typed field varied. */
+const energyDelivery = deliveryWith(['EnergySwitchAdded', 'EnergySwitchUpdated']);
+
 /** Ways a body goes wrong: cut short, a character dropped or added, a key given twice, a BOM, bad bytes. */
 const damaged = fc
   .tuple(deliveryBody, fc.nat(), fc.constantFrom('cut', 'drop', 'insert', 'duplicate', 'bom', 'bytes'))
@@ -296,6 +571,8 @@ const envelopeOf = (body: Buffer): RawEnvelope => ({
 
 /** How many decisions of each kind (and dead-letter reason) the generated bodies reached. */
 const reached = new Map<string, number>();
+/** The same, of the decisions the fast route took on. */
+const fastReached = new Map<string, number>();
 
 describe('the fast body parse routes as lossless-json does', () => {
   it('every fixture body: the same outputs, byte for byte', () => {
@@ -344,6 +621,57 @@ describe('the fast body parse routes as lossless-json does', () => {
     // The rest have a key given twice or a key `__proto__` (the generated keys often do): lossless-json's.
     expect(fast / runs).toBeGreaterThan(0.4);
   }, 60_000);
+
+  it('deliveries of the common shape: the fast route writes the same bytes, and takes most of them', () => {
+    let fast = 0;
+    let runs = 0;
+    fastReached.clear();
+    fc.assert(
+      fc.property(plainDelivery, fc.boolean(), ({ text, webhookId }, approved) => {
+        runs++;
+        const envelope = { ...envelopeOf(Buffer.from(text, 'utf8')), webhookId };
+        if (expectSameRoute(envelope, SETTINGS, { operatorApproved: approved }) === 'fast') fast++;
+      }),
+      { numRuns: 3000 },
+    );
+    // Every entity stream, the energy switch's with and without a commission event, from the fast route.
+    const kinds = [...fastReached.keys()];
+    for (const topic of ['entity.user', 'entity.account', 'entity.document', 'entity.todo', 'entity.other'])
+      expect(kinds.join('\n')).toContain(topic);
+    expect(kinds).toContain('routed webhooks.unique entity.energy-switch');
+    expect(kinds).toContain('routed webhooks.unique entity.energy-switch entity.energy-switch-commission');
+    expect(fast / runs).toBeGreaterThan(0.15);
+  }, 120_000);
+
+  it('energy switches of the common shape: the typed and commission events are the same bytes', () => {
+    let fast = 0;
+    fastReached.clear();
+    fc.assert(
+      fc.property(energyDelivery, ({ text, webhookId }) => {
+        const envelope = { ...envelopeOf(Buffer.from(text, 'utf8')), webhookId };
+        if (expectSameRoute(envelope) === 'fast') fast++;
+      }),
+      { numRuns: 4000 },
+    );
+    expect(fastReached.get('routed webhooks.unique entity.energy-switch') ?? 0).toBeGreaterThan(20);
+    expect(
+      fastReached.get('routed webhooks.unique entity.energy-switch entity.energy-switch-commission') ?? 0,
+    ).toBeGreaterThan(20);
+    // Most generated bodies vary something route() alone takes (see plainDelivery): enough still go fast.
+    expect(fast).toBeGreaterThan(80);
+  }, 120_000);
+
+  it("the bench's load and the fixtures: the fast route takes on every delivery of the load", () => {
+    const load = generateLoad({ ids: 300, retries: 60, startAt: Date.parse('2026-11-22T10:00:00Z') });
+    let fast = 0;
+    for (const envelope of load.envelopes) if (expectSameRoute(envelope) === 'fast') fast++;
+    expect(fast).toBe(load.envelopes.length);
+    // Received a moment after their dates, with a name that is not the body's id, under another source.
+    for (const { envelope } of storedDeliveries())
+      for (const receivedAt of [envelope.receivedAt, Date.parse('2026-11-20T00:00:00Z')])
+        for (const source of [envelope.source, 'ünïcode', 'lone\ud800'])
+          expectSameRoute({ ...envelope, receivedAt, source, ingestId: `${envelope.ingestId}é` });
+  });
 
   it('damaged deliveries: the same outputs and dead-letter reasons', () => {
     fc.assert(

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseInstant } from '../../../../processors/dedupe-router/instant.js';
+import { parseInstant, parseInstantBytes } from '../../../../processors/dedupe-router/instant.js';
 
 describe('parseInstant', () => {
   it.each([
@@ -66,5 +67,80 @@ describe('parseInstant', () => {
         else process.env.TZ = zone;
       }
     });
+  });
+});
+
+describe('parseInstantBytes, the fast path of the router', () => {
+  /** Date-times near the common form, and every way to leave it: parts out of range, other zones, junk. */
+  const part = (digits: number, max: number) =>
+    fc.oneof(
+      { weight: 12, arbitrary: fc.integer({ min: 0, max }).map((n) => String(n).padStart(digits, '0')) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('', '0', '9'.repeat(digits + 1), 'x'.repeat(digits), '٣'.repeat(digits)),
+      },
+    );
+  const often = <T>(common: T, rare: fc.Arbitrary<T>) =>
+    fc.oneof({ weight: 6, arbitrary: fc.constant(common) }, { weight: 1, arbitrary: rare });
+  const dateTime = fc
+    .tuple(
+      part(4, 9999),
+      part(2, 13),
+      part(2, 31),
+      often('T', fc.constantFrom('t', ' ', 'x')),
+      part(2, 24),
+      part(2, 60),
+      often<string | null>('30', fc.option(part(2, 61))),
+      fc.option(
+        fc.tuple(
+          often('.', fc.constantFrom(',', ':')),
+          fc.oneof(
+            { weight: 6, arbitrary: fc.stringMatching(/^[0-9]{1,12}$/) },
+            { weight: 1, arbitrary: fc.stringMatching(/^[0-9]{0,4}[xZ]?$/) },
+          ),
+        ),
+      ),
+      fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom('Z', 'z') },
+        { weight: 1, arbitrary: fc.constantFrom('', 'Z ', '+', 'GMT', '+01', '-1:00') },
+        {
+          weight: 4,
+          arbitrary: fc
+            .tuple(fc.constantFrom('+', '-'), part(2, 24), often(':', fc.constantFrom('', '.')), part(2, 60))
+            .map((z) => z.join('')),
+        },
+      ),
+    )
+    .map(
+      ([y, mo, d, t, h, mi, s, frac, zone]) =>
+        `${y}-${mo}-${d}${t}${h}:${mi}${s === null ? '' : `:${s}`}${frac === null ? '' : frac.join('')}${zone}`,
+    );
+
+  it('answers what parseInstant answers for the same text, zone given or not', () => {
+    let instants = 0;
+    fc.assert(
+      fc.property(
+        dateTime,
+        fc.option(fc.integer({ min: -720, max: 840 })),
+        fc.nat(3),
+        (text, zone, padding) => {
+          const offset = zone ?? undefined;
+          // Within a larger buffer, as in a body.
+          const bytes = Buffer.from(`${'"'.repeat(padding)}${text}"`, 'utf8');
+          const end = bytes.length - 1;
+          const expected = parseInstant(text, offset);
+          expect(parseInstantBytes(bytes, padding, end, offset)).toBe(expected);
+          if (expected !== undefined) instants++;
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+    // Not only refusals: many generated texts name an instant.
+    expect(instants).toBeGreaterThan(500);
+  });
+
+  it('reads the common form from the bytes', () => {
+    const bytes = Buffer.from('2026-11-20T10:15:30.123456+01:00');
+    expect(parseInstantBytes(bytes, 0, bytes.length)).toBe(Date.parse('2026-11-20T09:15:30.123Z'));
   });
 });
