@@ -33,7 +33,12 @@ export class IdSetBacking implements KeyValueBacking<DedupeDecision> {
    */
   readonly #hashed = new Map<string, Buffer>();
 
-  constructor(readonly ids: IdStore = new IdSet()) {}
+  /** Present when the id set writes asynchronously (on disk). */
+  readonly flushAsync?: () => void;
+
+  constructor(readonly ids: IdStore = new IdSet()) {
+    if (ids.flushAsync !== undefined) this.flushAsync = () => ids.flushAsync!();
+  }
 
   /** The backing of a task: on disk when it has a state directory. */
   static of(stateDir: TaskStateDir | undefined): IdSetBacking {
