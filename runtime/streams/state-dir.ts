@@ -143,7 +143,10 @@ export class TaskStateDir {
         maxDbs: 16,
         // LMDB grows its map file as needed; this is only its first size.
         mapSize: 64 * 1024 * 1024,
-      });
+        // An asynchronous write (writeAsync) starts on LMDB's thread once it is wholly queued, not after its
+        // first 1,000 writes: started early, that thread waits for each next write, and each put wakes it.
+        batchStartThreshold: Number.MAX_SAFE_INTEGER,
+      } as Parameters<typeof import('lmdb').open>[0]);
     } catch (error) {
       unlock(this.path);
       throw new StateStoreFailedError(
