@@ -202,11 +202,16 @@ export class LmdbIdSet implements IdStore {
     }
   }
 
-  /** Forgets every id seen in a second wholly before `streamTime` (as IdSet does): a range of the index. */
+  /**
+   * Forgets every id seen in a second wholly before `streamTime` (as IdSet does), and counts each once: on
+   * disk a range of the index, in memory the waiting ids (not written first: a running task's batch is
+   * written by LMDB's thread at its checkpoint, not here). An id waiting in memory is decided there, by
+   * its latest second: its older copy on disk goes uncounted.
+   */
   expireBefore(streamTime: number): number {
     // Left for the next punctuation while a write is in flight (a synchronous one would race it): late, never early.
     if (this.dir.writing) return 0;
-    this.flush();
+    const waiting = this.#waiting;
     const limit = Math.max(0, Math.min(MAX_SECONDS, Math.floor(streamTime / 1000)));
     const end = Buffer.alloc(4);
     end.writeUInt32BE(limit, 0);
@@ -220,12 +225,12 @@ export class LmdbIdSet implements IdStore {
           // A stale entry (the id was set again under another second, or deleted) forgets nothing.
           if (current !== undefined && current.readUInt32BE(0) === seconds) {
             this.#ids.removeSync(hash);
-            removed++;
+            if (waiting.getHashed(hash) === undefined) removed++;
           }
         }
         this.#bySecond.removeSync(key);
       }
     });
-    return removed;
+    return removed + waiting.expireBefore(streamTime);
   }
 }

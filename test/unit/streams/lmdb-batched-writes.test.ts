@@ -35,6 +35,27 @@ describe('the id set on disk between two writes', () => {
     expect(idsOnDisk(root)).toBe(0);
   });
 
+  it('expires waiting ids in memory, counted once, without writing the others before their checkpoint', async () => {
+    const root = dirs.root();
+    const dir = dirs.open(0, root);
+    const ids = new LmdbIdSet(dir, 'dedupe');
+    ids.set('s/again', T0, 1);
+    ids.set('s/gone', T0, 1);
+    ids.flush();
+    // Set again later (waiting), and old ones waiting: expiry decides each by its latest second.
+    ids.set('s/again', T0 + 120_000, 1);
+    ids.set('s/old-waiting', T0 + 1_000, 1);
+    ids.set('s/new-waiting', T0 + 120_000, 1);
+    expect(ids.expireBefore(T0 + 60_000)).toBe(2); // s/gone on disk, s/old-waiting in memory
+    expect(ids.has('s/gone')).toBe(false);
+    expect(ids.has('s/old-waiting')).toBe(false);
+    expect(ids.get('s/again')?.seenAt).toBe(T0 + 120_000);
+    expect(ids.has('s/new-waiting')).toBe(true);
+    await dir.close();
+    // The waiting ids were not written by the expiry: only a checkpoint (or a full batch) writes them.
+    expect(idsOnDisk(root)).toBe(0);
+  });
+
   it('keeps a batch LMDB refused waiting, still recognised, and writes it when the disk takes it again', () => {
     const dir = dirs.open();
     const ids = new LmdbIdSet(dir, 'dedupe');
