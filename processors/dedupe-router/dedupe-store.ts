@@ -123,8 +123,13 @@ export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
     this.ids.forgetLookups();
   }
 
-  /** Restore skips (forgets) changelog records older than the window at the restored stream time. */
+  /**
+   * The changelog was read to its end: the restored ids reach the disk (a store on disk; a standby writes
+   * its checkpoint right after, so they must be there), then those older than the window at the restored
+   * stream time are forgotten. Expiry alone (a punctuation) leaves waiting ids for the next checkpoint.
+   */
   override restored(streamTime: number): void {
+    this.flush();
     this.expire(streamTime);
   }
 

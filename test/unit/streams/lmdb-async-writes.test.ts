@@ -69,7 +69,7 @@ describe('the id set on disk written by LMDB’s thread', () => {
     ids.flush();
     expect(ids.size).toBe(100_002);
     expect(ids.expireBefore(T0 + 60_000)).toBe(100_002);
-  });
+  }, 30_000); // a full batch of 100,000 ids set, written and expired: seconds on a loaded machine
 
   it('answers as the id set in memory whatever the writes, synchronous or not, landed or in flight', async () => {
     let s = 11;
