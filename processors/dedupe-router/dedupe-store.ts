@@ -33,7 +33,12 @@ export class IdSetBacking implements KeyValueBacking<DedupeDecision> {
    */
   readonly #hashed = new Map<string, Buffer>();
 
-  constructor(readonly ids: IdStore = new IdSet()) {}
+  /** Present when the id set writes asynchronously (on disk). */
+  readonly flushAsync?: () => void;
+
+  constructor(readonly ids: IdStore = new IdSet()) {
+    if (ids.flushAsync !== undefined) this.flushAsync = () => ids.flushAsync!();
+  }
 
   /** The backing of a task: on disk when it has a state directory. */
   static of(stateDir: TaskStateDir | undefined): IdSetBacking {
@@ -118,8 +123,13 @@ export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
     this.ids.forgetLookups();
   }
 
-  /** Restore skips (forgets) changelog records older than the window at the restored stream time. */
+  /**
+   * The changelog was read to its end: the restored ids reach the disk (a store on disk; a standby writes
+   * its checkpoint right after, so they must be there), then those older than the window at the restored
+   * stream time are forgotten. Expiry alone (a punctuation) leaves waiting ids for the next checkpoint.
+   */
   override restored(streamTime: number): void {
+    this.flush();
     this.expire(streamTime);
   }
 

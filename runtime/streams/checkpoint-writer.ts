@@ -39,21 +39,28 @@ export class CheckpointWriter<V> {
     this.#due.clear();
     this.#pending = (async () => {
       for (const { task, streamTime } of due) {
+        // Its directory still writes the last checkpoint: this one waits for the next (its committed
+        // state waits in memory meanwhile), one write in flight a directory.
+        if (task.stateDir?.writing) {
+          this.#due.add(task);
+          continue;
+        }
         const offsets = new Map<string, bigint>();
         for (const { topic } of task.changelogs())
           offsets.set(
             topic,
             BigInt(await consumer.queryHighWatermark!(topic, task.partition, QUERY_TIMEOUT_MS)),
           );
+        if (task.stateDir?.writing) {
+          this.#due.add(task);
+          continue;
+        }
         try {
-          task.checkpoint(offsets, streamTime);
+          // Written by LMDB's thread (a store on disk that can): not waited for, the next commit goes
+          // on meanwhile; a refusal stops the first commit after it.
+          task.checkpoint(offsets, streamTime)?.catch((error: unknown) => this.#failed(task, error));
         } catch (error) {
-          // Its committed batch is neither on disk nor (any more) in memory: only a restore from the
-          // checkpoint, which is behind it, gives the state back.
-          this.#failure = new StateStoreFailedError(
-            `the state store of ${task.topic}[${task.partition}] could not write its committed state with a checkpoint (${(error as Error).message ?? String(error)}): stopping`,
-            { cause: error },
-          );
+          this.#failed(task, error);
           return;
         }
       }
@@ -64,6 +71,17 @@ export class CheckpointWriter<V> {
       .finally(() => {
         this.#pending = undefined;
       });
+  }
+
+  /**
+   * A store could not write its committed state with a checkpoint: it keeps it in memory (recognised),
+   * but only a restore from the checkpoint, which is behind it, would give it back after a restart.
+   */
+  #failed(task: StreamTask<V>, error: unknown): void {
+    this.#failure ??= new StateStoreFailedError(
+      `the state store of ${task.topic}[${task.partition}] could not write its committed state with a checkpoint (${(error as Error).message ?? String(error)}): stopping`,
+      { cause: error },
+    );
   }
 
   /**

@@ -164,6 +164,25 @@ export class IdSet {
     }
   }
 
+  /**
+   * Calls `visit` for every held id, in the order of the slots, with its hash written into `key` (16 bytes,
+   * overwritten for the next id: copy it to keep it), the second it was seen and its tag. No object per id:
+   * what a store on disk writes its waiting ids with.
+   */
+  forEachHashed(key: Buffer, visit: (seconds: number, tag: number) => void): void {
+    const keys = this.#keys;
+    for (let slot = 0; slot < this.#capacity; slot++) {
+      const tag = this.#tags[slot]!;
+      if (tag === 0) continue;
+      const at = slot * 4;
+      key.writeUInt32LE(keys[at]!, 0);
+      key.writeUInt32LE(keys[at + 1]!, 4);
+      key.writeUInt32LE(keys[at + 2]!, 8);
+      key.writeUInt32LE(keys[at + 3]!, 12);
+      visit(this.#seen[slot]!, tag);
+    }
+  }
+
   #find(key: Buffer): number {
     const k0 = key.readUInt32LE(0);
     const k1 = key.readUInt32LE(4);

@@ -33,6 +33,8 @@ export interface IdStore {
   entries(): IterableIterator<{ hash: Buffer; seenAt: number; tag: number }>;
   /** Applies queued writes (a persistent set queues them). */
   flush?(): void;
+  /** Queues them in the asynchronous write the caller runs (TaskStateDir.writeAsync). */
+  flushAsync?(): void;
 }
 
 /**
@@ -58,6 +60,8 @@ export class LmdbIdSet implements IdStore {
   readonly #bySecond: Database<Buffer, Buffer>;
   /** Ids set and not written to LMDB yet: lookups see them here. Deletions are written at once. */
   #waiting = new IdSet();
+  /** Ids handed to LMDB's thread (flushAsync) and not written yet: lookups see them here until they are. */
+  #writing: IdSet | undefined;
   #sequence = BigInt(Date.now()) * 4096n;
 
   constructor(
@@ -68,9 +72,12 @@ export class LmdbIdSet implements IdStore {
     this.#bySecond = dir.database(`${name}.by-second`);
   }
 
+  /** Exact, but while a write is in flight an upper bound: an id both in memory and on disk counts twice. */
   get size(): number {
+    const onDisk = () => (this.#ids.getStats() as { entryCount: number }).entryCount;
+    if (this.dir.writing) return onDisk() + this.#waiting.size + (this.#writing?.size ?? 0);
     this.flush();
-    return (this.#ids.getStats() as { entryCount: number }).entryCount;
+    return onDisk();
   }
 
   has(id: string): boolean {
@@ -82,7 +89,7 @@ export class LmdbIdSet implements IdStore {
   }
 
   getHashed(key: Buffer): IdEntry | undefined {
-    const waiting = this.#waiting.getHashed(key);
+    const waiting = this.#waiting.getHashed(key) ?? this.#writing?.getHashed(key);
     if (waiting !== undefined) return waiting;
     const value = this.#ids.getBinaryFast(key.length === 16 ? key : key.subarray(0, 16));
     if (value === undefined) return undefined;
@@ -97,9 +104,11 @@ export class LmdbIdSet implements IdStore {
     if (!Number.isInteger(tag) || tag < 1 || tag > 255) throw new RangeError(`tag must be 1–255, got ${tag}`);
     if (!Number.isFinite(seenAt)) throw new RangeError(`seenAt must be a finite epoch ms, got ${seenAt}`);
     this.#waiting.setHashed(key, seenAt, tag);
-    if (this.#waiting.size >= FLUSH_AT) this.flush();
+    // Not while a write is in flight: a synchronous one would race it; the next checkpoint takes them.
+    if (this.#waiting.size >= FLUSH_AT && !this.dir.writing) this.flush();
   }
 
+  /** Deletions come from restores, which wait for the directory's write in flight (it throws meanwhile). */
   delete(id: string): boolean {
     this.flush();
     const hash = hashId(id);
@@ -111,34 +120,79 @@ export class LmdbIdSet implements IdStore {
 
   /** Writes the waiting ids to LMDB in one transaction (the caller's, when it runs in one). */
   flush(): void {
-    if (this.#waiting.size === 0) return;
+    const waiting = this.#waiting;
+    if (waiting.size === 0) return;
     // Not sorted by key: it measured no faster here (docs/benchmarks.md), the pages are copied once a
-    // batch either way.
-    const batch = [...this.#waiting.entries()];
-    // The batch's hashes by the second they were seen: one index record each.
-    const bySecond = new Map<number, Buffer[]>();
+    // batch either way. No object per id: one key and one value buffer for all, a put copies both.
+    const key = Buffer.allocUnsafe(16);
+    const value = Buffer.allocUnsafe(5);
+    // The batch's hashes by the second they were seen, one index record each.
+    const lists = this.#indexLists(waiting, key);
     this.dir.transaction(() => {
-      for (const { hash, seenAt, tag } of batch) {
-        const seconds = seenAt / 1000;
-        const value = Buffer.allocUnsafe(5);
+      waiting.forEachHashed(key, (seconds, tag) => {
         value.writeUInt32BE(seconds, 0);
         value[4] = tag;
-        this.#ids.putSync(hash, value);
-        const hashes = bySecond.get(seconds);
-        if (hashes === undefined) bySecond.set(seconds, [hash]);
-        else hashes.push(hash);
-      }
+        this.#ids.putSync(key, value);
+        const record = lists.get(seconds)!;
+        key.copy(record.list, record.at);
+        record.at += 16;
+      });
       // An id set again under another second keeps its older index entry (no lookup of the old value:
       // most ids are new); expiry checks each listed id's current second before it forgets it.
-      for (const [seconds, hashes] of bySecond) {
-        const list = Buffer.allocUnsafe(16 * hashes.length);
-        for (const [i, hash] of hashes.entries()) hash.copy(list, 16 * i, 0, 16);
+      for (const [seconds, { list }] of lists)
         this.#bySecond.putSync(indexKey(seconds, this.#sequence++), list);
-      }
     });
     // Only once LMDB holds them: a write that fails (a full disk) leaves them waiting, still found by
     // lookups, so nothing committed is forgotten while the stage stops.
-    this.#waiting = new IdSet({ initialCapacity: this.#waiting.size * 2 });
+    this.#waiting = new IdSet({ initialCapacity: waiting.size * 2 });
+  }
+
+  /**
+   * Queues the waiting ids in the asynchronous write the caller runs (TaskStateDir.writeAsync, with the
+   * checkpoint): LMDB's own thread writes them, while lookups find them in memory until it has. One at a
+   * time (writeAsync's). If LMDB refuses it, the batch waits again (an id set since keeps its newer
+   * value), recognised, for the next write; the refusal reaches the caller through writeAsync's promise.
+   */
+  flushAsync(): void {
+    const batch = this.#waiting;
+    if (batch.size === 0) return;
+    if (this.#writing !== undefined) throw new Error('LmdbIdSet: a write is already in flight');
+    const key = Buffer.allocUnsafe(16);
+    // Values stay untouched until LMDB's thread reads them: one buffer for the batch, a view per id.
+    const values = Buffer.allocUnsafe(5 * batch.size);
+    let at = 0;
+    const lists = this.#indexLists(batch, key);
+    batch.forEachHashed(key, (seconds, tag) => {
+      values.writeUInt32BE(seconds, at);
+      values[at + 4] = tag;
+      void this.#ids.put(key, values.subarray(at, at + 5));
+      at += 5;
+      const record = lists.get(seconds)!;
+      key.copy(record.list, record.at);
+      record.at += 16;
+    });
+    for (const [seconds, { list }] of lists)
+      void this.#bySecond.put(indexKey(seconds, this.#sequence++), list);
+    this.#writing = batch;
+    this.#waiting = new IdSet({ initialCapacity: batch.size * 2 });
+    this.dir.whenWritten((error) => {
+      this.#writing = undefined;
+      if (error === undefined) return;
+      const hash = Buffer.allocUnsafe(16);
+      batch.forEachHashed(hash, (seconds, tag) => {
+        if (this.#waiting.getHashed(hash) === undefined) this.#waiting.setHashed(hash, seconds * 1000, tag);
+      });
+    });
+  }
+
+  /** The index records of a batch: each second's list of hashes, allocated (counted first) to be filled. */
+  #indexLists(batch: IdSet, key: Buffer): Map<number, { list: Buffer; at: number }> {
+    const counts = new Map<number, number>();
+    batch.forEachHashed(key, (seconds) => counts.set(seconds, (counts.get(seconds) ?? 0) + 1));
+    const lists = new Map<number, { list: Buffer; at: number }>();
+    for (const [seconds, count] of counts)
+      lists.set(seconds, { list: Buffer.allocUnsafe(16 * count), at: 0 });
+    return lists;
   }
 
   *entries(): IterableIterator<{ hash: Buffer; seenAt: number; tag: number }> {
@@ -148,9 +202,16 @@ export class LmdbIdSet implements IdStore {
     }
   }
 
-  /** Forgets every id seen in a second wholly before `streamTime` (as IdSet does): a range of the index. */
+  /**
+   * Forgets every id seen in a second wholly before `streamTime` (as IdSet does), and counts each once: on
+   * disk a range of the index, in memory the waiting ids (not written first: a running task's batch is
+   * written by LMDB's thread at its checkpoint, not here). An id waiting in memory is decided there, by
+   * its latest second: its older copy on disk goes uncounted.
+   */
   expireBefore(streamTime: number): number {
-    this.flush();
+    // Left for the next punctuation while a write is in flight (a synchronous one would race it): late, never early.
+    if (this.dir.writing) return 0;
+    const waiting = this.#waiting;
     const limit = Math.max(0, Math.min(MAX_SECONDS, Math.floor(streamTime / 1000)));
     const end = Buffer.alloc(4);
     end.writeUInt32BE(limit, 0);
@@ -164,12 +225,12 @@ export class LmdbIdSet implements IdStore {
           // A stale entry (the id was set again under another second, or deleted) forgets nothing.
           if (current !== undefined && current.readUInt32BE(0) === seconds) {
             this.#ids.removeSync(hash);
-            removed++;
+            if (waiting.getHashed(hash) === undefined) removed++;
           }
         }
         this.#bySecond.removeSync(key);
       }
     });
-    return removed;
+    return removed + waiting.expireBefore(streamTime);
   }
 }

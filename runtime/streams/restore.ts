@@ -28,6 +28,9 @@ export function restoreTasks<V>(
     const started = Date.now();
     let total = 0;
     const byChangelog = new Map<string, { store: string; tasks: Map<number, StreamTask<V>> }[]>();
+    // A directory still writing an earlier owner's last checkpoint (asynchronously) finishes first: the
+    // restore's writes are synchronous, and must not race it.
+    await Promise.all(tasks.map((task) => task.stateDir?.settled()));
     for (const task of tasks) {
       task.resetStores();
       for (const { store, topic } of task.changelogs()) {

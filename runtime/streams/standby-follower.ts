@@ -272,6 +272,9 @@ export class StandbyFollower<V> {
       for (const partition of partitions) {
         const key = keyOf(topic, partition);
         if (this.#owned.has(key) || this.#tasks.has(key) || now < (this.#unavailable.get(key) ?? 0)) continue;
+        // The active task that had it still writes its last checkpoint (asynchronously): followed once it
+        // has, as the standby's writes are synchronous.
+        if (this.options.stateDirs.writing(topic, partition)) continue;
         try {
           const task = new StandbyTask<V>({
             topology: this.options.topology,

@@ -115,6 +115,12 @@ export class TaskStateDir {
   /** Why the state on disk cannot be trusted as it is (then it is wiped before its restore); undefined: it can. */
   #distrust: string | undefined;
   #closed = false;
+  /** The asynchronous write LMDB's thread has not finished (at most one): no synchronous write meanwhile. */
+  #inFlight: Promise<unknown> | undefined;
+  /** What the stores of the write being queued want to hear when LMDB has written it (or refused it). */
+  #whenWritten: ((error: unknown) => void)[] | undefined;
+  /** The checkpoint was forgotten while a write carrying one was in flight: its landing does not restore it. */
+  #forgottenMeanwhile = false;
 
   constructor(options: TaskStateDirOptions) {
     this.path = taskStateDirPath(options);
@@ -137,7 +143,10 @@ export class TaskStateDir {
         maxDbs: 16,
         // LMDB grows its map file as needed; this is only its first size.
         mapSize: 64 * 1024 * 1024,
-      });
+        // An asynchronous write (writeAsync) starts on LMDB's thread once it is wholly queued, not after its
+        // first 1,000 writes: started early, that thread waits for each next write, and each put wakes it.
+        batchStartThreshold: Number.MAX_SAFE_INTEGER,
+      } as Parameters<typeof import('lmdb').open>[0]);
     } catch (error) {
       unlock(this.path);
       throw new StateStoreFailedError(
@@ -170,7 +179,15 @@ export class TaskStateDir {
 
   /** No checkpoint any more: the next restore is a full one. */
   forgetCheckpoint(): void {
-    if (this.#closed || this.#checkpoint === undefined) return;
+    if (this.#closed) return;
+    if (this.#inFlight !== undefined) {
+      // Queued behind the write in flight (LMDB's thread writes in order), so its checkpoint goes too.
+      this.#forgottenMeanwhile = true;
+      void this.#track(Promise.allSettled([this.#inFlight, this.#env.remove(CHECKPOINT_KEY)]));
+      this.#checkpoint = undefined;
+      return;
+    }
+    if (this.#checkpoint === undefined) return;
     this.#env.removeSync(CHECKPOINT_KEY);
     this.#checkpoint = undefined;
   }
@@ -185,9 +202,97 @@ export class TaskStateDir {
     return db;
   }
 
-  /** Runs writes in one LMDB transaction (all or nothing). */
+  /** Runs writes in one LMDB transaction (all or nothing), on this thread. */
   transaction<T>(write: () => T): T {
+    this.#assertNoWriteInFlight();
     return this.#env.transactionSync(write);
+  }
+
+  /**
+   * A synchronous write is never mixed with an asynchronous one in flight: LMDB's thread may run it before
+   * or after, or join it to its own transaction. Callers wait (settled()) or leave it for later (writing).
+   */
+  #assertNoWriteInFlight(): void {
+    if (this.#inFlight !== undefined)
+      throw new Error(
+        `state directory ${this.path}: a synchronous write while an asynchronous one is in flight`,
+      );
+  }
+
+  /** An asynchronous write (writeAsync) is in flight. */
+  get writing(): boolean {
+    return this.#inFlight !== undefined;
+  }
+
+  /** Waits until no asynchronous write is in flight (its failure is reported to whoever started it). */
+  async settled(): Promise<void> {
+    while (this.#inFlight !== undefined) await this.#inFlight.catch(() => undefined);
+  }
+
+  /**
+   * Queues `write`'s writes (the stores' put() calls, their flushAsync) and then the checkpoint as one LMDB
+   * transaction that LMDB's own thread writes, while this thread goes on: the checkpoint lands with the
+   * state it covers, never before. Resolves once it is written; rejects when LMDB refused it (a full disk).
+   * One at a time: the caller checks `writing` first.
+   */
+  writeAsync(write: () => void, checkpoint: Checkpoint): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#assertNoWriteInFlight();
+    const whenWritten: ((error: unknown) => void)[] = [];
+    this.#whenWritten = whenWritten;
+    this.#forgottenMeanwhile = false;
+    const landed = (error: unknown) => {
+      if (error === undefined && !this.#forgottenMeanwhile) this.#checkpoint = checkpoint;
+      for (const callback of whenWritten) callback(error);
+      if (error !== undefined) throw error;
+    };
+    try {
+      const written = this.asyncTransaction(() => {
+        write();
+        this.#env.put(CHECKPOINT_KEY, encodeCheckpoint(checkpoint));
+      });
+      return this.#track(
+        written.then(
+          () => landed(undefined),
+          (error: unknown) => landed(error ?? new Error('LMDB refused the write')),
+        ),
+      );
+    } catch (error) {
+      // Queuing failed part way: what was queued is written anyway (without the checkpoint); the stores
+      // hear of the failure once it is, and keep their batch.
+      this.#track(
+        Promise.resolve(this.#env.committed).then(
+          () => landed(error),
+          () => landed(error),
+        ),
+      ).catch(() => undefined);
+      throw error;
+    } finally {
+      this.#whenWritten = undefined;
+    }
+  }
+
+  /** `write`, counted as in flight until it settles (no longer when the promise returned settles). */
+  #track<T>(write: Promise<T>): Promise<T> {
+    const tracked: Promise<T> = write.finally(() => {
+      if (this.#inFlight === tracked) this.#inFlight = undefined;
+    });
+    this.#inFlight = tracked;
+    return tracked;
+  }
+
+  /** One LMDB transaction written by LMDB's thread: the writes `write` queues (put, remove). */
+  asyncTransaction(write: () => void): Promise<unknown> {
+    return this.#env.batch(write);
+  }
+
+  /**
+   * Inside writeAsync's `write`: `callback` runs once LMDB has written what was queued (error undefined)
+   * or refused it (the error), before writeAsync's promise settles.
+   */
+  whenWritten(callback: (error: unknown) => void): void {
+    if (this.#whenWritten === undefined) throw new Error('whenWritten outside writeAsync');
+    this.#whenWritten.push(callback);
   }
 
   get checkpoint(): Checkpoint | undefined {
@@ -197,12 +302,14 @@ export class TaskStateDir {
   /** Records the changelog offsets and stream time the state now reflects. */
   writeCheckpoint(checkpoint: Checkpoint): void {
     if (this.#closed) return;
+    this.#assertNoWriteInFlight();
     this.#env.putSync(CHECKPOINT_KEY, encodeCheckpoint(checkpoint));
     this.#checkpoint = checkpoint;
   }
 
   /** Empties every store and forgets the checkpoint: the state is restored in full. */
   wipe(): void {
+    this.#assertNoWriteInFlight();
     this.#env.transactionSync(() => {
       for (const db of this.#dbs.values()) db.clearSync();
       this.#env.removeSync(CHECKPOINT_KEY);
@@ -228,6 +335,7 @@ export class TaskStateDir {
     if (this.#closed) return;
     this.#closed = true;
     try {
+      await this.settled();
       await this.#env.close();
     } finally {
       unlock(this.path);

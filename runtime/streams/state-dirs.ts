@@ -28,6 +28,11 @@ export class StateDirs {
     return dir;
   }
 
+  /** The task's directory is open and an asynchronous write is in flight in it (TaskStateDir.writing). */
+  writing(topic: string, partition: number): boolean {
+    return this.#open.get(`${topic}\u0000${partition}`)?.writing ?? false;
+  }
+
   /** Bytes on disk of every open task directory. */
   sizeOnDisk(): number {
     let bytes = 0;

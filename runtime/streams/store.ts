@@ -60,6 +60,12 @@ export interface StateStore {
    * a checkpoint says the disk holds it; runs inside the checkpoint's transaction.
    */
   flush?(): void;
+  /**
+   * flush() as writes queued in the directory's asynchronous write (TaskStateDir.writeAsync), which LMDB's
+   * thread runs while this one goes on; only a store whose backing can (the committed state stays visible
+   * until it is written).
+   */
+  flushAsync?(): void;
   /** Entries held (for /metrics). */
   readonly size: number;
   close?(): void;
@@ -93,6 +99,8 @@ export interface KeyValueBacking<V> {
    * them in batches, one transaction each, when enough wait or when flushed.
    */
   flush?(): void;
+  /** flush() queued in the directory's asynchronous write (StateStore.flushAsync). */
+  flushAsync?(): void;
 }
 
 /** A Map as backing, for stores whose keys must be listed (tables). */
@@ -125,11 +133,16 @@ export class ChangelogKeyValueStore<V> implements StateStore {
   /** What the current record's writes replaced (pending entry and log record), to undo it alone. */
   #undo: { key: string; pending: Pending<V> | undefined; log: ChangelogRecord | undefined }[] = [];
 
+  /** Present when the backing writes asynchronously (StateStore.flushAsync). */
+  readonly flushAsync?: () => void;
+
   constructor(
     readonly name: string,
     readonly backing: KeyValueBacking<V>,
     private readonly codec: Codec<V>,
-  ) {}
+  ) {
+    if (backing.flushAsync !== undefined) this.flushAsync = () => backing.flushAsync!();
+  }
 
   get(key: string): V | undefined {
     const pending = this.#pending.get(key);

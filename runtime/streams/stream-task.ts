@@ -2,7 +2,7 @@
 // the part of the open transaction it wrote. It never talks to Kafka: the poll loop feeds it records,
 // sends what it forwards, and tells it when the transaction committed or aborted.
 import type { Logger } from '../log.js';
-import { type ChangelogBounds, restoreStart } from './checkpoint.js';
+import { type ChangelogBounds, type Checkpoint, restoreStart } from './checkpoint.js';
 import { PartitionPosition } from './partition-position.js';
 import type { ForwardOptions, InputRecord, Processor, ProcessorContext, Punctuator } from './processor.js';
 import type { TaskStateDir } from './state-dir.js';
@@ -169,11 +169,27 @@ export class StreamTask<V> {
 
   /**
    * After a commit: the changelog offsets below which the state on disk holds everything (each topic's
-   * end as the brokers answered after the commit, before this task's next changelog write).
+   * end as the brokers answered after the commit, before this task's next changelog write). When every
+   * store can (the dedupe store), the stores' waiting writes and the checkpoint go in one asynchronous
+   * LMDB transaction that LMDB's own thread writes while this one routes on: the promise settles when
+   * it is written (rejects when LMDB refused it). Else one synchronous transaction, as after a restore.
+   * The caller takes no checkpoint while the directory's write is in flight (stateDir.writing).
    */
-  checkpoint(offsets: ReadonlyMap<string, bigint>, streamTime: number): void {
-    if (this.stateDir === undefined || this.state !== 'running') return;
-    this.#writeCheckpoint(offsets, streamTime);
+  checkpoint(offsets: ReadonlyMap<string, bigint>, streamTime: number): Promise<void> | undefined {
+    if (this.stateDir === undefined || this.state !== 'running') return undefined;
+    const stores = [...this.#stores.values()];
+    if (!stores.every((store) => store.flushAsync !== undefined)) {
+      this.#writeCheckpoint(offsets, streamTime);
+      return undefined;
+    }
+    const dir = this.stateDir;
+    if (dir.closed) return undefined; // the app is closing: the next start restores from the last checkpoint
+    return dir.writeAsync(
+      () => {
+        for (const store of stores) store.flushAsync!();
+      },
+      checkpointOf(offsets, streamTime),
+    );
   }
 
   /**
@@ -186,10 +202,7 @@ export class StreamTask<V> {
     if (dir.closed) return; // the app is closing: the next start restores from the last checkpoint
     dir.transaction(() => {
       for (const store of this.#stores.values()) store.flush?.();
-      dir.writeCheckpoint({
-        offsets: Object.fromEntries([...offsets].map(([topic, offset]) => [topic, String(offset)])),
-        streamTime,
-      });
+      dir.writeCheckpoint(checkpointOf(offsets, streamTime));
     });
   }
 
@@ -426,4 +439,12 @@ export class StreamTask<V> {
     for (const store of this.#stores.values()) store.close?.();
     this.#stores.clear();
   }
+}
+
+/** A checkpoint as stored: each changelog's offset as text, and the stream time. */
+function checkpointOf(offsets: ReadonlyMap<string, bigint>, streamTime: number): Checkpoint {
+  return {
+    offsets: Object.fromEntries([...offsets].map(([topic, offset]) => [topic, String(offset)])),
+    streamTime,
+  };
 }

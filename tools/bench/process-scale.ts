@@ -56,9 +56,16 @@ export async function measure(
   instances: number,
   total: number,
   extraEnv: Record<string, string> = {},
+  /** Each worker runs under `node --cpu-prof`, its profile written here. */
+  profileDir?: string,
 ): Promise<ScaleRun> {
   const workers = Array.from({ length: instances }, (_, i) =>
-    spawnWorker(env, prefix, { mode: 'router' }, { instanceId: `bench-scale-${instances}-${i}`, extraEnv }),
+    spawnWorker(
+      env,
+      prefix,
+      { mode: 'router' },
+      { instanceId: `bench-scale-${instances}-${i}`, extraEnv, ...(profileDir ? { profileDir } : {}) },
+    ),
   );
   try {
     await Promise.all(workers.map((w) => w.started));

@@ -11,7 +11,7 @@ import { cpuPerEvent, measure, rate, type ScaleRun } from './process-scale.js';
 
 export async function compareStateStores(
   env: Env,
-  options: { ids: number; retries: number; rounds: number },
+  options: { ids: number; retries: number; rounds: number; profileDir?: string },
 ): Promise<void> {
   const kinds = ['memory', 'lmdb'] as const;
   const prefixes: string[] = [];
@@ -31,6 +31,7 @@ export async function compareStateStores(
           1,
           records,
           kind === 'lmdb' ? { PROCESSOR_STATE_STORE: 'lmdb', PROCESSOR_STATE_DIR: join(root, prefix) } : {},
+          options.profileDir === undefined ? undefined : join(options.profileDir, `${round}-${kind}`),
         );
         log(`${kind}: ${rate(run).toFixed(0)} events/s, ${cpuPerEvent(run).toFixed(1)} µs CPU/event`);
         runs.push({ kind, run });

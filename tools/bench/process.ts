@@ -86,6 +86,8 @@ const { values: opts } = parseArgs({
     'state-store': { type: 'boolean', default: false },
     /** --state-store: runs of each. */
     rounds: { type: 'string', default: '2' },
+    /** --state-store: each router worker under `node --cpu-prof`, its profile in <dir>/<round>-<state>/. */
+    'state-profile-dir': { type: 'string' },
   },
 });
 
@@ -147,7 +149,12 @@ async function main(): Promise<void> {
   log(`broker pid ${brokerPid ?? 'not found (pass --broker-pid)'}`);
   if (opts['state-store']) {
     try {
-      await compareStateStores(env, { ids, retries, rounds: Number(opts.rounds) });
+      await compareStateStores(env, {
+        ids,
+        retries,
+        rounds: Number(opts.rounds),
+        ...(opts['state-profile-dir'] === undefined ? {} : { profileDir: opts['state-profile-dir'] }),
+      });
     } finally {
       admin.close();
       await bench.stop();

@@ -12,7 +12,9 @@ function task(partition = 0, onDisk = true) {
     stateDir: onDisk ? {} : undefined,
     committedStreamTime: 1_000 + partition,
     changelogs: () => [{ store: 's', topic: 'changelog' }],
-    checkpoint: (offsets: Map<string, bigint>, streamTime: number) => taken.push({ offsets, streamTime }),
+    checkpoint: (offsets: Map<string, bigint>, streamTime: number) => {
+      taken.push({ offsets, streamTime });
+    },
   };
   return { task: fake as unknown as StreamTask<unknown>, taken };
 }

@@ -144,6 +144,18 @@ describe('IdSet', () => {
     expect(ids.byteLength).toBe(16_384 * 21);
   });
 
+  it('visits every id with the hash, second and tag entries() lists, through one reused key buffer', () => {
+    const ids = new IdSet({ initialCapacity: 16 });
+    for (let i = 0; i < 3_000; i++) ids.set(`s/wh_${i}`, T0 + (i % 7) * 1000, 1 + (i % 5));
+    for (let i = 0; i < 3_000; i += 3) ids.delete(`s/wh_${i}`);
+    const key = Buffer.alloc(16);
+    const visited: string[] = [];
+    ids.forEachHashed(key, (seconds, tag) => visited.push(`${key.toString('hex')} ${seconds * 1000} ${tag}`));
+    const listed = [...ids.entries()].map((e) => `${e.hash.toString('hex')} ${e.seenAt} ${e.tag}`);
+    expect(visited).toEqual(listed);
+    expect(visited).toHaveLength(2_000);
+  });
+
   it('holds an id as the first 16 bytes of its SHA-256', () => {
     const sha256 = createHash('sha256').update('fixtures/wh_0001', 'utf8').digest();
     expect(hashId('fixtures/wh_0001')).toEqual(sha256.subarray(0, 16));

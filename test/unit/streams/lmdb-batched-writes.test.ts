@@ -2,6 +2,7 @@
 // lookups see them before they are written, and a checkpoint is never ahead of what is on disk.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { encodeDedupeDecision } from '../../../processors/dedupe-router/dedupe-decision.js';
 import { DedupeStore, IdSetBacking } from '../../../processors/dedupe-router/dedupe-store.js';
 import { LmdbBacking } from '../../../runtime/streams/lmdb-backing.js';
 import { LmdbIdSet } from '../../../runtime/streams/lmdb-id-set.js';
@@ -33,6 +34,39 @@ describe('the id set on disk between two writes', () => {
     // The commit did not write: another reader of the directory sees nothing yet.
     await dir.close();
     expect(idsOnDisk(root)).toBe(0);
+  });
+
+  it('expires waiting ids in memory, counted once, without writing the others before their checkpoint', async () => {
+    const root = dirs.root();
+    const dir = dirs.open(0, root);
+    const ids = new LmdbIdSet(dir, 'dedupe');
+    ids.set('s/again', T0, 1);
+    ids.set('s/gone', T0, 1);
+    ids.flush();
+    // Set again later (waiting), and old ones waiting: expiry decides each by its latest second.
+    ids.set('s/again', T0 + 120_000, 1);
+    ids.set('s/old-waiting', T0 + 1_000, 1);
+    ids.set('s/new-waiting', T0 + 120_000, 1);
+    expect(ids.expireBefore(T0 + 60_000)).toBe(2); // s/gone on disk, s/old-waiting in memory
+    expect(ids.has('s/gone')).toBe(false);
+    expect(ids.has('s/old-waiting')).toBe(false);
+    expect(ids.get('s/again')?.seenAt).toBe(T0 + 120_000);
+    expect(ids.has('s/new-waiting')).toBe(true);
+    await dir.close();
+    // The waiting ids were not written by the expiry: only a checkpoint (or a full batch) writes them.
+    expect(idsOnDisk(root)).toBe(0);
+  });
+
+  it('writes restored ids to disk when the restore ends, before the checkpoint a standby writes next', async () => {
+    const root = dirs.root();
+    const dir = dirs.open(0, root);
+    const store = new DedupeStore(WEEK, new IdSetBacking(new LmdbIdSet(dir, 'dedupe')));
+    const decision = encodeDedupeDecision({ kind: 'routed', seenAt: T0 });
+    for (let i = 0; i < 50; i++) store.restore({ key: `s/wh_${i}`, value: decision, timestamp: T0 });
+    // What StandbyTask.settle does: restored(), then the checkpoint, outside any transaction of the store's.
+    store.restored(T0);
+    await dir.close();
+    expect(idsOnDisk(root)).toBe(50);
   });
 
   it('keeps a batch LMDB refused waiting, still recognised, and writes it when the disk takes it again', () => {
