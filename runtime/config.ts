@@ -221,7 +221,7 @@ const environment = z.object({
    * after it arrives. Shorter is fresher and costs the brokers a transaction (its markers on every
    * partition it wrote) more often; a backlog commits at most once a second whatever this is.
    */
-  PROCESSOR_COMMIT_INTERVAL_MS: boundedDuration('50ms', 5, 10_000).default(50),
+  PROCESSOR_COMMIT_INTERVAL_MS: boundedDuration('25ms', 5, 10_000).default(25),
   /**
    * Stream threads per `process` (Kafka Streams' num.stream.threads): each a worker_thread with its own
    * consumer, producer and tasks. 1 by default, as in Kafka Streams: a container's CPU limit is not what

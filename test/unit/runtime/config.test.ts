@@ -62,8 +62,8 @@ describe('configuration from the environment', () => {
     );
   });
 
-  it('commits live transactions every 50 ms by default, from 5 ms up to a quarter of the transaction timeout', () => {
-    expect(loadConfig(minimal).PROCESSOR_COMMIT_INTERVAL_MS).toBe(50);
+  it('commits live transactions every 25 ms by default, from 5 ms up to a quarter of the transaction timeout', () => {
+    expect(loadConfig(minimal).PROCESSOR_COMMIT_INTERVAL_MS).toBe(25);
     expect(
       loadConfig({ ...minimal, PROCESSOR_COMMIT_INTERVAL_MS: '100ms' }).PROCESSOR_COMMIT_INTERVAL_MS,
     ).toBe(100);

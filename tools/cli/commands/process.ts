@@ -36,7 +36,7 @@ environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WE
 a webhook.date without one is read in: UTC or an offset such as +01:00; unset, it is dead-lettered),
 WEBHOOK_MAX_AGE / WEBHOOK_MAX_AHEAD (73h / 5m: a delivery received longer after its webhook.date, or dated
 further ahead, is dead-lettered too-old / from-the-future; redrive lets it through), PROCESSOR_HOST, PROCESSOR_PORT, PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS,
-PROCESSOR_COMMIT_INTERVAL_MS (50ms: a live transaction's length, so about how stale a read_committed reader is),
+PROCESSOR_COMMIT_INTERVAL_MS (25ms: a live transaction's length, so about how stale a read_committed reader is),
 HOOKLEDGER_INSTANCE_ID (keep it across restarts; one per instance running at the same time), LOG_LEVEL
 
 ${CONNECTION_HELP}
