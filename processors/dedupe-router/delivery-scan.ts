@@ -3,20 +3,22 @@
 // router's fast path (fast-route.ts) writes its Avro from. Anything it does not take on is left to
 // parseBody, zod and route() unchanged (the answer is then false).
 import { isUtf8 } from 'node:buffer';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  DOT,
+  MINUS,
+  NINE,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  PLUS,
+  QUOTE,
+  ZERO,
+} from './json-bytes.js';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const MINUS = 0x2d;
-const PLUS = 0x2b;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
 const UNDERSCORE = 0x5f;
 
 /** Keys per object compared for duplicates; an object with more is left to the full parse. */

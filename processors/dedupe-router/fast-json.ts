@@ -2,24 +2,25 @@
 // (strings sliced whole instead of grown one character at a time), or NOT_HANDLED for anything it does
 // not take on, which then goes through lossless-json unchanged (its errors are the dead letters' words).
 import { LosslessNumber } from 'lossless-json';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  DOT,
+  MINUS,
+  NINE,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  PLUS,
+  QUOTE,
+  ZERO,
+} from './json-bytes.js';
 import type { JsonObject, JsonValue } from './parse-body.js';
 
 /** The text is not one this parser takes on: parse it with lossless-json. */
 export const NOT_HANDLED: unique symbol = Symbol('not handled');
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const MINUS = 0x2d;
-const PLUS = 0x2b;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
 
 const isDigit = (code: number) => code >= ZERO && code <= NINE;
 
