@@ -42,6 +42,16 @@ export class CommitPolicy {
     return this.#catchingUp ? Math.max(maxRecords, catchUpMaxRecords) : maxRecords;
   }
 
+  /**
+   * How long the next poll may wait for a first record: with a transaction open, no longer than until it
+   * is due (a lone record is committed a commit interval after it came, not a whole poll wait later);
+   * else `idleMs`. At least 1 ms: a poll that waits 0 ms busies the loop.
+   */
+  pollWaitMs(ageMs: number | undefined, idleMs: number): number {
+    if (ageMs === undefined) return idleMs;
+    return Math.max(1, Math.min(idleMs, this.intervalMs - ageMs));
+  }
+
   /** Whether a transaction of `records` input records, begun `ageMs` ago, is due. */
   due(records: number, ageMs: number): boolean {
     return records >= this.maxRecords || ageMs >= this.intervalMs;

@@ -185,3 +185,47 @@ function classifyOne(error: unknown): RecordErrorClass | undefined {
   if (NO_ANSWER.test(message)) return 'transient';
   return undefined;
 }
+
+/** librdkafka's codes (and the broker's) for a cluster out of reach or not answering yet: a broker restarting. */
+const OUT_OF_REACH_CODES = new Set<number>([
+  ERRORS.ERR__TRANSPORT,
+  ERRORS.ERR__ALL_BROKERS_DOWN,
+  ERRORS.ERR__RESOLVE,
+  ERRORS.ERR__TIMED_OUT,
+  ERRORS.ERR__TIMED_OUT_QUEUE,
+  ERRORS.ERR__WAIT_COORD,
+  ERRORS.ERR_REQUEST_TIMED_OUT,
+  ERRORS.ERR_COORDINATOR_NOT_AVAILABLE,
+  ERRORS.ERR_COORDINATOR_LOAD_IN_PROGRESS,
+  ERRORS.ERR_NOT_COORDINATOR,
+  ERRORS.ERR_LEADER_NOT_AVAILABLE,
+  ERRORS.ERR_NOT_LEADER_FOR_PARTITION,
+]);
+
+/**
+ * The cluster out of reach, or not ready to answer yet (a broker restarting, its coordinators loading):
+ * an app that fails to start this way may start a little later. Wrong credentials or permissions, a
+ * one-line stop, a fatal error and a bug never are. The code may be on a cause.
+ */
+export function isClusterOutOfReach(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    if (current instanceof StreamAppStoppedError || isProgrammerError(current)) return false;
+    const { code, fatal, retriable, cause } = current as {
+      code?: unknown;
+      fatal?: unknown;
+      retriable?: unknown;
+      cause?: unknown;
+    };
+    if (fatal === true) return false;
+    if (typeof code === 'number') {
+      if (FATAL_CODES.has(code)) return false;
+      if (OUT_OF_REACH_CODES.has(code)) return true;
+    }
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    // BrokersUnreachableError, a DescribeConfigs refusal that a moment cures, librdkafka's own flag.
+    if (retriable === true) return true;
+    current = cause;
+  }
+  return false;
+}

@@ -9,10 +9,21 @@
 // their changelogs (right whether the last commit went through or not), and transactions keep
 // exactly-once across the swap. Two live instances with one id would fence each other again and
 // again: past `allowed` restarts in `windowMs`, the app stops with one line saying so.
+//
+// The failure that calls for new clients is often a broker going away, and it may still be away when
+// the new app starts: a start that fails because the cluster is out of reach is tried again, with a
+// back-off, until it succeeds or the app is closed (a Kafka client waits for its brokers the same way).
+// Those attempts are one restart, not several.
 
 import { ERRORS } from '../kafka/rdkafka.js';
 import type { Logger } from '../log.js';
-import { isFailedProducer, NewClientsNeededError, StreamAppStoppedError } from './errors.js';
+import {
+  isClusterOutOfReach,
+  isFailedProducer,
+  NewClientsNeededError,
+  StreamAppStoppedError,
+} from './errors.js';
+import { backoffDelay } from './retry.js';
 import type { StreamApp, TaskStatus } from './stream-runner.js';
 
 export interface RejoinPolicy {
@@ -22,6 +33,14 @@ export interface RejoinPolicy {
 }
 
 export const DEFAULT_REJOIN_POLICY: RejoinPolicy = { allowed: 3, windowMs: 10 * 60_000 };
+
+/** The waits between attempts to start a new app while the cluster is out of reach. */
+export interface StartRetryDelays {
+  initialMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_START_RETRY: StartRetryDelays = { initialMs: 1_000, maxMs: 15_000 };
 
 /** The consumer was fenced (a fatal error on it): a new consumer may rejoin. */
 export function isFencedConsumer(error: Error | undefined): boolean {
@@ -44,6 +63,7 @@ export async function startRejoiningApp({
   logger,
   instanceId,
   policy = DEFAULT_REJOIN_POLICY,
+  startRetry = DEFAULT_START_RETRY,
   now = Date.now,
 }: {
   /** Starts one app (startStreamApp with the stage's options). */
@@ -51,6 +71,7 @@ export async function startRejoiningApp({
   logger: Logger;
   instanceId: string;
   policy?: RejoinPolicy;
+  startRetry?: StartRetryDelays;
   now?: () => number;
 }): Promise<StreamApp> {
   let current: StreamApp | undefined = await start();
@@ -59,6 +80,20 @@ export async function startRejoiningApp({
   const restarts: number[] = [];
   /** A new app starting: close() waits for it, so nothing it opens outlives the close. */
   let restarting: Promise<void> | undefined;
+  /** Why no app runs while a new one cannot start yet (readiness says it). */
+  let waitingFor: string | undefined;
+  /** Ends the wait before the next start attempt at once (close() calls it). */
+  let wakeUp: (() => void) | undefined;
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      wakeUp = undefined;
+    });
   let settle!: () => void;
   const stopped = new Promise<void>((resolve) => {
     settle = resolve;
@@ -96,7 +131,8 @@ export async function startRejoiningApp({
       current = undefined;
       restarting = (async () => {
         try {
-          const next = await start();
+          const next = await startWhenReachable();
+          if (next === undefined) return settle();
           if (closing) {
             await next.close();
             return settle();
@@ -108,9 +144,33 @@ export async function startRejoiningApp({
           settle();
         } finally {
           restarting = undefined;
+          waitingFor = undefined;
         }
       })();
     });
+  };
+  /**
+   * A new app, started again after every failure that says the cluster is out of reach (the broker
+   * whose going away failed the last app may not be back yet); undefined once closed meanwhile.
+   */
+  const startWhenReachable = async (): Promise<StreamApp | undefined> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await start();
+      } catch (error) {
+        if (closing) return undefined;
+        if (!isClusterOutOfReach(error)) throw error;
+        const delayMs = backoffDelay(attempt, startRetry.initialMs, startRetry.maxMs);
+        const reason = error instanceof Error ? error.message : String(error);
+        waitingFor = `starting again with new clients, the cluster out of reach (${reason})`;
+        logger.warn(
+          { err: reason, attempt, retryInMs: delayMs },
+          'could not start again with new clients: the cluster is out of reach; trying again',
+        );
+        await pause(delayMs);
+        if (closing) return undefined;
+      }
+    }
   };
   watch(current);
 
@@ -119,7 +179,7 @@ export async function startRejoiningApp({
     readiness: () =>
       current?.readiness() ?? {
         ready: false,
-        reasons: ['rejoining the group with new clients'],
+        reasons: [waitingFor ?? 'rejoining the group with new clients'],
       },
     tasks: (): TaskStatus[] => current?.tasks() ?? [],
     stateDiskBytes: () => current?.stateDiskBytes?.(),
@@ -128,6 +188,7 @@ export async function startRejoiningApp({
     failure: () => failure,
     async close() {
       closing = true;
+      wakeUp?.();
       await current?.close();
       await restarting; // between two apps: the next one is closed as soon as it has started
       settle();

@@ -42,8 +42,8 @@ export type RebalanceListener = (
 export interface StreamConsumer {
   connect(): Promise<void>;
   subscribe(topics: string[]): void;
-  /** Up to `max` records; waits briefly for the first one only. */
-  consume(max: number): Promise<ConsumedMessage[]>;
+  /** Up to `max` records; waits up to `waitMs` for the first one only. */
+  consume(max: number, waitMs: number): Promise<ConsumedMessage[]>;
   incrementalAssign(partitions: TopicPartition[]): void;
   incrementalUnassign(partitions: TopicPartition[]): void;
   /** Inside a revoke callback: whether the partitions were lost (not given back in order). */
@@ -150,7 +150,6 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
     // A partition nothing was committed for starts at its beginning: every raw record is processed.
     { 'auto.offset.reset': 'earliest' },
   ) as RdConsumer;
-  raw.setDefaultConsumeTimeout(50);
   raw.setDefaultIsTimeoutOnlyForFirstMessage(true);
 
   const consumer: StreamConsumer = {
@@ -158,7 +157,11 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
       await connect(raw);
     },
     subscribe: (topics) => raw.subscribe(topics),
-    consume: (max) => call<ConsumedMessage[]>('consume', (cb) => raw.consume(max, cb as never)),
+    consume: (max, waitMs) => {
+      // The binding reads the wait from this field on each call.
+      raw.setDefaultConsumeTimeout(waitMs);
+      return call<ConsumedMessage[]>('consume', (cb) => raw.consume(max, cb as never));
+    },
     incrementalAssign: (partitions) => raw.incrementalAssign(partitions),
     incrementalUnassign: (partitions) => raw.incrementalUnassign(partitions),
     assignmentLost: () => raw.assignmentLost(),

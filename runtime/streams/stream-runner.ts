@@ -162,6 +162,11 @@ export function stateDirOf(
 const BUSY_REPORTED_AFTER_MS = 5_000;
 /** Failed cycles in a row from which readiness reports the failure being retried. */
 const FAILURES_REPORTED_AFTER = 3;
+/**
+ * The longest a poll waits for a first record (less while a transaction is open: until it is due). The
+ * loop also handles rebalances, restores and the stall watchdog's view between polls.
+ */
+const POLL_WAIT_MS = 50;
 
 /** Why a task is not running yet, as readiness reports it. */
 function notRunning<V>(task: StreamTask<V>): string {
@@ -320,7 +325,10 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     activity = 'starting restored partitions';
     await restorer.advance();
     activity = 'polling';
-    const messages: ConsumedMessage[] = await consumer.consume(maxBatchRecords);
+    const messages: ConsumedMessage[] = await consumer.consume(
+      maxBatchRecords,
+      cycle.pollWaitMs(POLL_WAIT_MS),
+    );
     cycle.polled(messages.length, maxBatchRecords);
     activity = 'processing';
     let complete = true;
@@ -466,13 +474,14 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     await stateDirs?.closeAll();
   }
 
-  await cycle.open();
   try {
+    await cycle.open();
     rebalances = joinedRebalances;
     await consumer.connect();
     consumer.subscribe(sources);
   } catch (error) {
-    // Nothing may outlive a start that failed: the producer is already open (it fenced its predecessor).
+    // Nothing may outlive a start that failed (a start is tried again while the brokers are away,
+    // rejoining-app.ts): the producer may be open (it fenced its predecessor), the standby follower runs.
     joinedRebalances.finish();
     await consumer.disconnect(10_000);
     await cycle.close();

@@ -137,6 +137,11 @@ export class TransactionCycle<V> {
     this.#policy.polled(fetched, max);
   }
 
+  /** How long the next poll may wait for a record: until the open transaction is due, at most `idleMs`. */
+  pollWaitMs(idleMs: number, now = Date.now()): number {
+    return this.#policy.pollWaitMs(this.inTransaction ? now - this.#startedAt : undefined, idleMs);
+  }
+
   /** Whether the open transaction is due: enough records, or old enough (commit-policy.ts). */
   due(now = Date.now()): boolean {
     return this.inTransaction && this.#policy.due(this.#records, now - this.#startedAt);

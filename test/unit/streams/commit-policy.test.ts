@@ -67,3 +67,25 @@ describe('when a transaction is due', () => {
     expect(p.due(9_999, 499)).toBe(false);
   });
 });
+
+describe('how long a poll may wait for a first record', () => {
+  it('with no transaction open: the idle wait', () => {
+    expect(policy().pollWaitMs(undefined, 50)).toBe(50);
+  });
+
+  it('with one open: no longer than until it is due, so a lone record is not held a whole poll wait', () => {
+    const p = policy();
+    p.polled(1, 500);
+    expect(p.pollWaitMs(0, 50)).toBe(50);
+    expect(p.pollWaitMs(70, 50)).toBe(30);
+    expect(p.pollWaitMs(99, 50)).toBe(1);
+    // Already due (the commit comes after this poll): a poll that does not wait, but does not spin either.
+    expect(p.pollWaitMs(250, 50)).toBe(1);
+  });
+
+  it('catching up: until the longer interval is due', () => {
+    const p = policy();
+    p.polled(500, 500);
+    expect(p.pollWaitMs(900, 500)).toBe(100);
+  });
+});

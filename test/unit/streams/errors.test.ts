@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { BrokersUnreachableError, DescribeConfigsError } from '../../../runtime/kafka/describe-configs.js';
 import { ERRORS, KafkaError } from '../../../runtime/kafka/rdkafka.js';
-import { classifyError, classifyRecordError, isFailedProducer } from '../../../runtime/streams/errors.js';
+import {
+  classifyError,
+  classifyRecordError,
+  isClusterOutOfReach,
+  isFailedProducer,
+  SessionTimeoutRefusedError,
+  StateStoreFailedError,
+} from '../../../runtime/streams/errors.js';
 
 const rd = (
   code: number,
@@ -81,5 +89,44 @@ describe('classifying a failure on one record: retried while it lasts, or dead-l
     expect(classifyRecordError(registryAnswer(404, 'Schema 40 not found'))).toBe('deterministic');
     expect(classifyRecordError(registryAnswer(422, 'Invalid schema'))).toBe('deterministic');
     expect(classifyRecordError('a thrown string')).toBe('deterministic');
+  });
+});
+
+describe('a start that failed because the cluster is out of reach (tried again after a while)', () => {
+  it('is a broker away, a timeout or a coordinator not ready, on the error or its cause', () => {
+    expect(isClusterOutOfReach(new BrokersUnreachableError('DescribeConfigs: no broker answered'))).toBe(
+      true,
+    );
+    expect(isClusterOutOfReach(rd(ERRORS.ERR__TRANSPORT))).toBe(true);
+    expect(isClusterOutOfReach(rd(ERRORS.ERR__ALL_BROKERS_DOWN))).toBe(true);
+    expect(isClusterOutOfReach(rd(ERRORS.ERR__TIMED_OUT))).toBe(true);
+    expect(isClusterOutOfReach(rd(ERRORS.ERR_COORDINATOR_LOAD_IN_PROGRESS))).toBe(true);
+    expect(isClusterOutOfReach(rd(ERRORS.ERR_UNKNOWN, { isRetriable: true }))).toBe(true);
+    expect(
+      isClusterOutOfReach(new DescribeConfigsError([{ type: 2, name: 't', code: 7, message: null }])),
+    ).toBe(true);
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' });
+    expect(isClusterOutOfReach(new Error('metadata', { cause: refused }))).toBe(true);
+  });
+
+  it('is never a refused login or permission, a fatal error, a one-line stop or a bug', () => {
+    expect(isClusterOutOfReach(rd(ERRORS.ERR_SASL_AUTHENTICATION_FAILED))).toBe(false);
+    expect(isClusterOutOfReach(rd(ERRORS.ERR_TOPIC_AUTHORIZATION_FAILED, { isRetriable: true }))).toBe(false);
+    expect(isClusterOutOfReach(rd(ERRORS.ERR__TIMED_OUT, { isFatal: true }))).toBe(false);
+    expect(isClusterOutOfReach(rd(ERRORS.ERR__FATAL))).toBe(false);
+    expect(
+      isClusterOutOfReach(
+        new DescribeConfigsError([
+          { type: 2, name: 't', code: 3, message: null },
+          { type: 2, name: 'u', code: 29, message: null },
+        ]),
+      ),
+    ).toBe(false);
+    expect(isClusterOutOfReach(new SessionTimeoutRefusedError('refused'))).toBe(false);
+    expect(
+      isClusterOutOfReach(new StateStoreFailedError('disk full', { cause: rd(ERRORS.ERR__TIMED_OUT) })),
+    ).toBe(false);
+    expect(isClusterOutOfReach(new TypeError('undefined is not a function'))).toBe(false);
+    expect(isClusterOutOfReach(new Error('partitions were added to webhooks.raw'))).toBe(false);
   });
 });

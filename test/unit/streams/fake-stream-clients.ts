@@ -68,7 +68,8 @@ export class FakeConsumer implements StreamConsumer {
   subscribe(topics: string[]): void {
     this.kafka.log.push(`subscribe ${topics.join(',')}`);
   }
-  async consume(max: number): Promise<ConsumedMessage[]> {
+  async consume(max: number, waitMs: number): Promise<ConsumedMessage[]> {
+    this.kafka.consumeWaits.push(waitMs);
     await new Promise((r) => setTimeout(r, 2));
     const step = this.kafka.consumeSteps.shift();
     if (step !== undefined) this.kafka.log.push('consume failed');
@@ -237,6 +238,8 @@ export class FakeKafka {
   seekSteps: Step[] = [];
   /** A poll's outcome: an error is what librdkafka hands the poll (a consumer error, a JoinGroup refused). */
   consumeSteps: Step[] = [];
+  /** How long each poll was allowed to wait for a first record, in order. */
+  readonly consumeWaits: number[] = [];
   connectStep: Step;
 
   readonly clients: CreateStreamClients = (options) => {

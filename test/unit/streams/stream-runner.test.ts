@@ -54,6 +54,21 @@ describe('the stream runner with a fake Kafka client', () => {
     expect(app.isReady()).toBe(true);
   });
 
+  it('polls no longer than until the open transaction is due, so a lone record is committed on time', async () => {
+    const kafka = new FakeKafka();
+    const app = await start(kafka, { commitIntervalMs: 30 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.consumeWaits.length > 3, 'idle polls');
+    expect(kafka.consumeWaits.every((ms) => ms === 50)).toBe(true);
+
+    kafka.produce('in', 0, [1]);
+    await until(() => kafka.committed.get('in[0]') === 1, 'the lone record committed');
+    const polledInTransaction = kafka.consumeWaits.filter((ms) => ms < 50);
+    expect(polledInTransaction.length).toBeGreaterThan(0);
+    expect(Math.max(...polledInTransaction)).toBeLessThanOrEqual(30);
+    expect(app.failure()).toBeUndefined();
+  });
+
   it('resumes a partition lost with an open transaction once it is assigned back, and routes its records', async () => {
     const kafka = new FakeKafka();
     kafka.produce('in', 0, [1, 2]);
