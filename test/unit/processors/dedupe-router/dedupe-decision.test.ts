@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   DECISION_TAGS,
@@ -36,5 +37,31 @@ describe('the dedupe changelog value', () => {
     expect(() => decodeDedupeDecision(Buffer.from('01070000000000000001', 'hex'))).toThrow(
       /unknown decision 7/,
     );
+  });
+
+  it('writes the same bytes as a BigInt int64 for any time, and refuses what is no time', () => {
+    const viaBigInt = (kind: 'routed' | 'failure' | 'dead-lettered', seenAt: number) => {
+      const out = Buffer.alloc(10);
+      out.writeUInt8(1, 0);
+      out.writeUInt8(DECISION_TAGS[kind], 1);
+      out.writeBigInt64BE(BigInt(Math.trunc(seenAt)), 2);
+      return out;
+    };
+    const times = fc.oneof(
+      fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
+      fc.maxSafeInteger(),
+      fc.double({ min: -(2 ** 62), max: 2 ** 62, noNaN: true }),
+      fc.constantFrom(0, -0, -1, 2 ** 32, 2 ** 32 - 1, -(2 ** 32), 2 ** 53, -(2 ** 53), 1e17 + 0.5),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom('routed', 'failure', 'dead-lettered' as const), times, (kind, seenAt) => {
+        expect(encodeDedupeDecision({ kind, seenAt }).toString('hex')).toBe(
+          viaBigInt(kind, seenAt).toString('hex'),
+        );
+      }),
+      { numRuns: 5_000 },
+    );
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY])
+      expect(() => encodeDedupeDecision({ kind: 'routed', seenAt: bad })).toThrow(RangeError);
   });
 });
