@@ -192,7 +192,11 @@ async function main(): Promise<void> {
     commit();
     const seconds = (performance.now() - startedAt) / 1000;
     const cpu = cpuMicros() - startedCpu;
-    passes.push({ eventsPerSecond: messages.length / seconds, cpuMicrosPerEvent: cpu / messages.length, outputs });
+    passes.push({
+      eventsPerSecond: messages.length / seconds,
+      cpuMicrosPerEvent: cpu / messages.length,
+      outputs,
+    });
     console.error(
       `pass ${pass + 1}: ${(messages.length / seconds).toFixed(0)} events/s, ${(cpu / messages.length).toFixed(2)} CPU µs/event, ${outputs} records out`,
     );
