@@ -6,6 +6,7 @@ import type {
   SchemaRegistryAPIClient,
   SchemaRegistryAPIClientArgs,
 } from '@kafkajs/confluent-schema-registry/dist/api/index.js';
+import avro from 'avsc';
 import { registerOrFindExisting } from './register-existing.js';
 import type { RegistryAccess } from './registry-access.js';
 import { loadSchema } from './schema-files.js';
@@ -68,6 +69,12 @@ export interface Serde {
    * same error thrown; undefined when decode() must be called (the schema id is not cached yet).
    */
   decodeCached<T = unknown>(buffer: Buffer): T | undefined;
+  /**
+   * A decodeCached() that builds only the named fields of the record (the others are read past, not
+   * built): those fields as decode() gives them, decode()'s errors for bytes it rejects (truncated, trailing);
+   * undefined when decode() must be called (the writer schema is not cached, or lacks one of the fields).
+   */
+  fieldsReader<T = unknown>(fields: readonly string[]): (buffer: Buffer) => T | undefined;
 }
 
 /** Where the registry is and how to authenticate to it (registryAccess(config) builds it). */
@@ -109,7 +116,31 @@ export class EncodedAvroValue {
 /** What the cached paths need of an avsc Type. */
 interface AvroType {
   encode(value: unknown, buffer: Buffer, position: number): number;
-  fromBuffer(buffer: Buffer): unknown;
+  fromBuffer(buffer: Buffer, resolver?: unknown): unknown;
+  readonly name?: string;
+  /** A record's fields (avsc's RecordType). */
+  readonly fields?: readonly { readonly name: string; readonly type: unknown }[];
+}
+
+/**
+ * A reader of the named fields of records written with `writer`: the record type of those fields alone
+ * (the writer's own field types, so each decodes as the writer's does) and its avsc resolver, which reads
+ * past the rest. Undefined when the writer is not a record holding every named field.
+ */
+function projectionOf(
+  writer: AvroType,
+  names: readonly string[],
+): { type: AvroType; resolver: unknown } | undefined {
+  if (writer.fields === undefined || writer.name === undefined) return undefined;
+  const wanted = new Set(names);
+  const fields = writer.fields.filter((f) => wanted.has(f.name));
+  if (fields.length !== wanted.size) return undefined;
+  const type = avro.Type.forSchema({
+    type: 'record',
+    name: writer.name,
+    fields: fields.map((f) => ({ name: f.name, type: f.type as avro.Type })),
+  });
+  return { type, resolver: type.createResolver(writer as unknown as avro.Type) };
 }
 
 /** The library's schema cache, by registry id (its `cache` field; encode and decode fill it). */
@@ -282,6 +313,22 @@ export function createSerde({
       const type = cachedAvro(schemaId);
       // As the library decodes with the writer schema: the bytes after the header, all of them.
       return type === undefined ? undefined : (type.fromBuffer(buffer.subarray(HEADER_BYTES)) as T);
+    },
+    fieldsReader<T>(names: readonly string[]) {
+      // Per writer schema id (null: that writer cannot be read this way).
+      const projections = new Map<number, { type: AvroType; resolver: unknown } | null>();
+      return (buffer: Buffer): T | undefined => {
+        const schemaId = schemaIdOf(buffer);
+        let projection = projections.get(schemaId);
+        if (projection === undefined) {
+          const writer = cachedAvro(schemaId);
+          if (writer === undefined) return undefined;
+          projection = projectionOf(writer, names) ?? null;
+          projections.set(schemaId, projection);
+        }
+        if (projection === null) return undefined;
+        return projection.type.fromBuffer(buffer.subarray(HEADER_BYTES), projection.resolver) as T;
+      };
     },
     async decode<T>(buffer: Buffer, options: DecodeOptions = {}): Promise<T> {
       schemaIdOf(buffer);

@@ -64,7 +64,9 @@ export function describeJson(value: JsonValue | undefined): string {
 
 /** Parses JSON text this module wrote (an event's `data`), numbers kept exact. Throws if not JSON. */
 export function parseJsonText(text: string): JsonValue {
-  return parse(text) as JsonValue;
+  // parseJsonFast builds lossless-json's values; what it does not take on, lossless-json parses (or refuses).
+  const fast = parseJsonFast(text);
+  return fast !== NOT_HANDLED ? fast : (parse(text) as JsonValue);
 }
 
 /** Compact JSON text of a parsed value; numbers are written exactly as they were sent. */

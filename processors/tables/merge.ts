@@ -137,38 +137,47 @@ function applyUpdate(state: EntityState, event: MergeEvent, policy: MergePolicy)
   const version: Version = { at: event.occurredAt, webhookId: event.webhookId };
   // Not newer than the deletion: it happened to an entity that is gone since.
   if (state.deletedAt !== null && compareVersions(version, state.deletedAt) <= 0) return state;
-  let changed = false;
   const seenAt = state.seenAt === null || compareVersions(version, state.seenAt) > 0 ? version : state.seenAt;
-  if (seenAt !== state.seenAt) changed = true;
 
   const values = eventValues(event);
-  const orderCache = new Map<string, number | null>();
-  const fields = nullRecord<readonly Candidate[]>();
-  Object.assign(fields, state.fields);
+  let orderCache: Map<string, number | null> | undefined;
+  // Copied at the first field that changes: an event that changes none (a retry) copies nothing.
+  let fields: Record<string, readonly Candidate[]> | undefined;
   for (const path of event.fields) {
     if (!values.has(path)) continue;
     const orderPath = policy(path);
-    let candidate: Candidate = {
-      at: version.at,
-      webhookId: version.webhookId,
-      value: values.get(path) ?? null,
-    };
-    if (orderPath !== undefined) {
+    const value = values.get(path) ?? null;
+    let candidate: Candidate;
+    if (orderPath === undefined) {
+      candidate = { at: version.at, webhookId: version.webhookId, value };
+    } else {
+      orderCache ??= new Map();
       let orderAt = orderCache.get(orderPath);
       if (orderAt === undefined) {
         const text = values.get(orderPath);
         orderAt = typeof text === 'string' ? (parseInstant(text) ?? null) : null;
         orderCache.set(orderPath, orderAt);
       }
-      candidate = { ...candidate, orderAt };
+      // The same keys in the same order as before: the changelog's JSON stays byte for byte.
+      candidate = { at: version.at, webhookId: version.webhookId, value, orderAt };
     }
-    const next = addToFrontier(fields[path] ?? [], candidate);
+    const next = addToFrontier(ownField(fields ?? state.fields, path) ?? [], candidate);
     if (next !== undefined) {
+      fields ??= Object.assign(nullRecord<readonly Candidate[]>(), state.fields);
       fields[path] = next;
-      changed = true;
     }
   }
-  return changed ? { deletedAt: state.deletedAt, seenAt, fields } : state;
+  if (fields !== undefined) return { deletedAt: state.deletedAt, seenAt, fields };
+  // Only seenAt moved: the fields are shared, not copied (a state is never mutated).
+  return seenAt !== state.seenAt ? { deletedAt: state.deletedAt, seenAt, fields: state.fields } : state;
+}
+
+/** A field's candidates; never an inherited property (`constructor` of a state parsed from JSON). */
+function ownField(
+  fields: Readonly<Record<string, readonly Candidate[]>>,
+  path: string,
+): readonly Candidate[] | undefined {
+  return Object.hasOwn(fields, path) ? fields[path] : undefined;
 }
 
 /**
@@ -239,12 +248,30 @@ export interface EntityLatest {
   webhookId: string;
 }
 
-/** The table record's value: null is a tombstone; undefined means there is nothing to write. */
+/**
+ * Each state's table value, once: applyEvent compares the row before and after, the processor writes the
+ * row after, and the next event of the key starts from it. A state is never mutated, so its value never
+ * goes stale; a state no longer referenced drops out with it.
+ */
+const latestOfState = new WeakMap<EntityState, EntityLatest | null | undefined>();
+
+/**
+ * The table record's value: null is a tombstone; undefined means there is nothing to write. The same
+ * object for the same state: read it, never change it.
+ */
 export function latestValue(state: EntityState | undefined): EntityLatest | null | undefined {
+  if (state === undefined) return undefined;
+  if (latestOfState.has(state)) return latestOfState.get(state);
+  const latest = computeLatest(state);
+  latestOfState.set(state, latest);
+  return latest;
+}
+
+function computeLatest(state: EntityState): EntityLatest | null | undefined {
   const fields = tableFields(state);
   if (fields === null || fields === undefined) return fields;
   // tableFields returns fields only for a state whose entity exists, so seenAt is set.
-  const newest = state!.seenAt!;
+  const newest = state.seenAt!;
   return { fields: { ...fields }, occurredAt: newest.at, webhookId: newest.webhookId };
 }
 

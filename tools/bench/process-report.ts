@@ -246,7 +246,9 @@ export function medianRestore(runs: readonly Restored[]): Restored {
  * `--router-only`: the router beside the pass-through of the same run, nothing after them (the smallest
  * run that compares hot-path work). Same definitions as summaryJson's.
  */
-export function routerOnlyJson(r: Pick<Report, 'argv' | 'total' | 'partitions' | 'router' | 'bare'>) {
+export function routerOnlyJson(
+  r: Pick<Report, 'argv' | 'total' | 'partitions' | 'router' | 'bare'> & { tables?: StageFigures },
+) {
   const num = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? null : n);
   const stage = (s: StageFigures) => ({
     rate: num(rate(s.window)),
@@ -269,7 +271,33 @@ export function routerOnlyJson(r: Pick<Report, 'argv' | 'total' | 'partitions' |
     passThrough: { recordsPerSecond: bareRate, cpuMicrosPerRecord: bareCpu, ...bareRest },
     routerVsPassThrough: num((router.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
     routerCpuVsPassThrough: num((router.cpu ?? Number.NaN) / (bare.cpu ?? Number.NaN)),
-    load1: { passThrough: r.bare.window.load1, router: r.router.window.load1 },
+    load1: {
+      passThrough: r.bare.window.load1,
+      router: r.router.window.load1,
+      ...(r.tables ? { tables: r.tables.window.load1 } : {}),
+    },
+    // --tables-only: the tables stage beside the same run's pass-through (issue #20: ≥ 0.75×).
+    ...(r.tables ? tablesJson(r.tables, bare, num) : {}),
+  };
+}
+
+function tablesJson(
+  figures: StageFigures,
+  bare: { rate: number | null; cpu: number | null },
+  num: (n: number | undefined) => number | null,
+) {
+  const rateOf = num(rate(figures.window));
+  const cpu = num(perRecord(figures.window.workerCpu, figures.window.records));
+  return {
+    tables: {
+      eventsPerSecond: rateOf,
+      cpuMicrosPerEvent: cpu,
+      recordsPerTransaction: num(figures.window.records / figures.window.transactions),
+      committingShare: num(figures.window.commitSeconds / figures.window.seconds),
+      cpuShare: num(figures.window.workerCpu / figures.window.seconds),
+    },
+    tablesVsPassThrough: num((rateOf ?? Number.NaN) / (bare.rate ?? Number.NaN)),
+    tablesCpuVsPassThrough: num((cpu ?? Number.NaN) / (bare.cpu ?? Number.NaN)),
   };
 }
 

@@ -78,6 +78,11 @@ const { values: opts } = parseArgs({
      * figures as one JSON line on stdout; docs/benchmarks.md is not written. For comparing hot-path steps.
      */
     'router-only': { type: 'boolean', default: false },
+    /**
+     * As --router-only, then the tables stage over the entity streams the router wrote: the tables beside
+     * the same run's pass-through (tablesVsPassThrough in the JSON line).
+     */
+    'tables-only': { type: 'boolean', default: false },
     /** Only the router with 1 and 2 instances (process-scale.ts), into its own section. */
     'scale-out': { type: 'boolean', default: false },
     // With --scale-out: also one `process --threads N` (N stream threads in one command).
@@ -212,7 +217,21 @@ async function main(): Promise<void> {
       return figures;
     };
     const routerOnly = opts['router-only'] ?? false;
-    if (routerOnly) {
+    const tablesOnly = opts['tables-only'] ?? false;
+    const measureTables = async () => {
+      log('tables…');
+      const tableTopics = TABLE_STREAMS.map((s) => names.entity(s));
+      const endOffsets = await endOffsetSum(admin, tableTopics);
+      const tables = await measureStage(
+        env,
+        () => spawnWorker(env, prefix, { mode: 'tables' }),
+        () => transactionalProgress(env, tablesAppId(prefix), tableTopics),
+        current,
+      );
+      log(`tables: ${(tables.window.records / tables.window.seconds).toFixed(0)} events/s`);
+      return { ...tables, endOffsets };
+    };
+    if (routerOnly || tablesOnly) {
       const bare = await passThrough('bench-passthrough', {
         commitMaxRecords: 10_000,
         commitIntervalMs: 100,
@@ -226,8 +245,18 @@ async function main(): Promise<void> {
       );
       log(`router: ${(router.window.records / router.window.seconds).toFixed(0)} events/s`);
       await assertNothingDeadLettered(admin, names.dlq);
+      const tables = tablesOnly ? await measureTables() : undefined;
       console.log(
-        JSON.stringify(routerOnlyJson({ argv: process.argv.slice(2), total, partitions, router, bare })),
+        JSON.stringify(
+          routerOnlyJson({
+            argv: process.argv.slice(2),
+            total,
+            partitions,
+            router,
+            bare,
+            ...(tables ? { tables } : {}),
+          }),
+        ),
       );
       return;
     }
@@ -266,16 +295,7 @@ async function main(): Promise<void> {
     log(`router: ${(router.window.records / router.window.seconds).toFixed(0)} events/s`);
     await assertNothingDeadLettered(admin, names.dlq);
 
-    log('tables…');
-    const tableTopics = TABLE_STREAMS.map((s) => names.entity(s));
-    const tableEnds = await endOffsetSum(admin, tableTopics);
-    const tables = await measureStage(
-      env,
-      () => spawnWorker(env, prefix, { mode: 'tables' }),
-      () => transactionalProgress(env, tablesAppId(prefix), tableTopics),
-      current,
-    );
-    log(`tables: ${(tables.window.records / tables.window.seconds).toFixed(0)} events/s`);
+    const tables = await measureTables();
 
     const restoreOnce = async (profile?: string) => {
       const load = load1();
@@ -371,7 +391,7 @@ async function main(): Promise<void> {
       bare,
       ...(bareBig ? { bareBig } : {}),
       router,
-      tables: { ...tables, endOffsets: tableEnds },
+      tables,
       restore: restored,
       restoreRuns,
       heap,

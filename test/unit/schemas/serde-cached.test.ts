@@ -6,10 +6,12 @@ import { routeFast } from '../../../processors/dedupe-router/fast-route.js';
 import type { RawInput } from '../../../processors/dedupe-router/poison.js';
 import { route } from '../../../processors/dedupe-router/route.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../../processors/dedupe-router/topology.js';
+import type { EntityInput } from '../../../processors/tables/table-processor.js';
+import { ENTITY_INPUT_FIELDS } from '../../../processors/tables/topology.js';
 import type { SourceMessage } from '../../../runtime/streams/topology.js';
 import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
 import { createSerde, EncodedAvroValue, type Serde } from '../../../schemas/serde.js';
-import { valueSubject } from '../../../schemas/topics.js';
+import { TABLE_STREAMS, valueSubject } from '../../../schemas/topics.js';
 import { type LocalRegistry, localRegistry } from '../../../tools/bench/local-registry.js';
 import { generateLoad } from '../../integration/processors-load.js';
 import { storedDeliveries } from '../processors/fixtures.js';
@@ -107,6 +109,88 @@ describe('decodeCached', () => {
       expect(error).toBeInstanceOf(Error);
       expect(() => serde.decodeCached(bad)).toThrow(error!.message);
     }
+  });
+});
+
+describe('fieldsReader (the tables read their entity events with it)', () => {
+  /** Every field of EntityInput: the compiler refuses this object when the type gains one. */
+  const everyInputField: Record<keyof EntityInput, true> = {
+    webhookId: true,
+    entity: true,
+    deleted: true,
+    occurredAt: true,
+    fields: true,
+    data: true,
+    receivedAt: true,
+  };
+  const pick = (value: Record<string, unknown>) =>
+    Object.fromEntries(ENTITY_INPUT_FIELDS.map((f) => [f, value[f]] as const));
+
+  /** Every value route() writes to a table stream, from every fixture and the bench's load, framed. */
+  async function tableStreamValues(serde: Serde): Promise<{ label: string; framed: Buffer }[]> {
+    const tableTopics = new Set<string>(TABLE_STREAMS.map((s) => `entity.${s}`));
+    const envelopes = [
+      ...storedDeliveries().map(({ delivery, envelope }) => ({ label: delivery.name, envelope })),
+      ...generateLoad({ ids: 600, retries: 60, startAt: Date.now() }).envelopes.map((envelope, i) => ({
+        label: `load ${i}`,
+        envelope,
+      })),
+    ];
+    const out: { label: string; framed: Buffer }[] = [];
+    for (const { label, envelope } of envelopes)
+      for (const output of route(envelope).outputs)
+        if (tableTopics.has(output.topic))
+          out.push({
+            label: `${label} → ${output.topic}`,
+            framed: await serde.encode(idOf(output.topic), output.value),
+          });
+    return out;
+  }
+
+  it('reads every field of EntityInput', () => {
+    expect(Object.keys(everyInputField).sort()).toEqual([...ENTITY_INPUT_FIELDS].sort());
+  });
+
+  it('gives decode’s fields for every value the router writes to a table stream', async () => {
+    const serde = newSerde();
+    const values = await tableStreamValues(serde);
+    expect(values.length).toBeGreaterThan(500);
+    const read = newSerde().fieldsReader<Record<string, unknown>>(ENTITY_INPUT_FIELDS);
+    const fresh = newSerde();
+    const freshRead = fresh.fieldsReader<Record<string, unknown>>(ENTITY_INPUT_FIELDS);
+    expect(freshRead(values[0]!.framed)).toBeUndefined();
+    for (const { label, framed } of values) {
+      const decoded = await fresh.decode<Record<string, unknown>>(framed);
+      expect(freshRead(framed), label).toEqual(pick(decoded));
+      expect(read(framed), label).toBeUndefined();
+    }
+  });
+
+  it('throws where decode rejects: truncated bytes, trailing bytes, bad framing', async () => {
+    const serde = newSerde();
+    const read = serde.fieldsReader(ENTITY_INPUT_FIELDS);
+    const values = await tableStreamValues(serde);
+    for (const { framed } of values.slice(0, 50)) {
+      await serde.decode(framed);
+      for (const bad of [
+        Buffer.from([1, 0, 0, 0, 1, 2]),
+        framed.subarray(0, framed.length - 3),
+        Buffer.concat([framed, Buffer.from([7])]),
+      ]) {
+        const error = await serde.decode(bad).then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
+        expect(error).toBeInstanceOf(Error);
+        expect(() => read(bad)).toThrow();
+      }
+    }
+  });
+
+  it('gives nothing for a writer that lacks a field (decode is called instead)', async () => {
+    const serde = newSerde();
+    const framed = await serde.encode(idOf('webhooks.raw'), storedDeliveries()[0]!.envelope);
+    expect(serde.fieldsReader(ENTITY_INPUT_FIELDS)(framed)).toBeUndefined();
   });
 });
 

@@ -1,0 +1,292 @@
+// The tables' merge as it was before its hot path was cut (main at 5bce467, processors/tables/merge.ts),
+// unchanged but for its imports: the specification fast-merge-equivalence.test.ts holds the merge to.
+// The field-level, event-time last-writer-wins merge behind `entity.<name>.latest` (docs/design.md
+// "tables"). Pure: the state is plain JSON, so the stage's changelog-backed store can hold it.
+//
+// The state is a function of the *set* of events applied, whatever their order, and applying an
+// event twice changes nothing, so the stage may run at-least-once and read streams that are not
+// ordered per entity. How:
+// - a version is (webhook.date as an instant, webhook id bytewise); commission fields are ordered
+//   by (commission.statusDate, webhook.date, webhook id) instead;
+// - a deletion keeps its version as a marker; events not newer than the newest deletion are
+//   ignored for good, so a late `UserAdded` cannot resurrect a deleted user, and a newer add starts
+//   the entity again from its own fields only;
+// - because commission fields are ordered by another clock than deletions, one field may have to
+//   remember more than its current winner: a candidate that loses now may win once a deletion
+//   removes the winner. Each field keeps the candidates no other candidate beats on both clocks
+//   (a Pareto frontier: in practice one, rarely two).
+
+import { parse } from 'lossless-json';
+import { flattenFields } from '../../../../processors/dedupe-router/field-paths.js';
+import { parseInstant } from '../../../../processors/dedupe-router/instant.js';
+import { isJsonObject, type JsonValue, scalarText } from '../../../../processors/dedupe-router/parse-body.js';
+
+// parseJsonText as it was: lossless-json alone.
+const parseJsonText = (text: string) => parse(text) as JsonValue;
+
+/** The parts of an entity event (processors/dedupe-router/entity-event.ts) the merge reads. */
+export interface MergeEvent {
+  readonly webhookId: string;
+  readonly entity: string;
+  readonly deleted: boolean;
+  /** webhook.date, epoch ms. */
+  readonly occurredAt: number;
+  /** Dotted paths the delivery carried. */
+  readonly fields: readonly string[];
+  /** The record as lossless JSON text; the fields' values are read from it. */
+  readonly data: string;
+}
+
+/** When a delivery happened: webhook.date, ties broken by webhook id bytewise. */
+export interface Version {
+  readonly at: number;
+  readonly webhookId: string;
+}
+
+/** One delivery's value for a field. */
+export interface Candidate extends Version {
+  /** The value as text (`210.10`, `commissionReceived`, `true`); null for a JSON null. */
+  readonly value: string | null;
+  /** For ordered fields: the ordering instant (commission.statusDate), null when not carried. */
+  readonly orderAt?: number | null;
+}
+
+export interface EntityState {
+  /** The newest deletion, if any. */
+  readonly deletedAt: Version | null;
+  /** The newest non-deletion event newer than `deletedAt`: the entity exists iff this is set. */
+  readonly seenAt: Version | null;
+  /** Per field path, the candidates that can still win (see the note at the top). */
+  readonly fields: Readonly<Record<string, readonly Candidate[]>>;
+}
+
+/** The table's value for a key: dotted path → value text. Null: deleted (a tombstone). */
+export type TableFields = Record<string, string | null>;
+
+/**
+ * Which fields are ordered by a clock of their own, e.g. commission fields by
+ * `commission.statusDate`: returns the path of the instant that orders `path`, or undefined.
+ */
+export type MergePolicy = (path: string) => string | undefined;
+
+/** Every field ordered by its delivery's version. */
+export const BY_DELIVERY: MergePolicy = () => undefined;
+
+/** EnergySwitch: `commission` and its fields are ordered by commission.statusDate first. */
+export const ENERGY_SWITCH: MergePolicy = (path) =>
+  path === 'commission' || path.startsWith('commission.') ? 'commission.statusDate' : undefined;
+
+export function mergePolicyFor(entity: string): MergePolicy {
+  return entity === 'EnergySwitch' ? ENERGY_SWITCH : BY_DELIVERY;
+}
+
+export const EMPTY_STATE: EntityState = { deletedAt: null, seenAt: null, fields: {} };
+
+const utf8 = new TextEncoder();
+
+/** Orders versions by instant, then webhook id compared as UTF-8 bytes. */
+export function compareVersions(a: Version, b: Version): number {
+  if (a.at !== b.at) return a.at < b.at ? -1 : 1;
+  if (a.webhookId === b.webhookId) return 0;
+  return Buffer.compare(utf8.encode(a.webhookId), utf8.encode(b.webhookId));
+}
+
+/** Orders candidates of one field: ordering instant first (absent = oldest), then version. */
+export function compareCandidates(a: Candidate, b: Candidate): number {
+  const ao = a.orderAt ?? Number.NEGATIVE_INFINITY;
+  const bo = b.orderAt ?? Number.NEGATIVE_INFINITY;
+  if (ao !== bo) return ao < bo ? -1 : 1;
+  return compareVersions(a, b);
+}
+
+export interface MergeResult {
+  readonly state: EntityState;
+  /** The state differs: persist it. */
+  readonly stateChanged: boolean;
+  /** The table value differs: emit it (a tombstone when tableFields(state) is null). */
+  readonly tableChanged: boolean;
+}
+
+/**
+ * Applies one entity event to a key's state (undefined: nothing known yet). Never mutates `state`.
+ * The event's `data` must be JSON text (the router always writes it so).
+ */
+export function applyEvent(
+  state: EntityState | undefined,
+  event: MergeEvent,
+  policy: MergePolicy = mergePolicyFor(event.entity),
+): MergeResult {
+  const before = state ?? EMPTY_STATE;
+  const after = event.deleted ? applyDeletion(before, event) : applyUpdate(before, event, policy);
+  if (after === before) return { state: before, stateChanged: false, tableChanged: false };
+  return {
+    state: after,
+    stateChanged: true,
+    // The whole row, not only its fields: a newer delivery that repeats the values still moves the row's
+    // occurredAt and webhookId, or the table's last row would depend on the order deliveries arrived in.
+    tableChanged: !sameRow(latestValue(before), latestValue(after)),
+  };
+}
+
+function applyDeletion(state: EntityState, event: MergeEvent): EntityState {
+  const version: Version = { at: event.occurredAt, webhookId: event.webhookId };
+  if (state.deletedAt !== null && compareVersions(version, state.deletedAt) <= 0) return state;
+  const fields = nullRecord<readonly Candidate[]>();
+  for (const [path, candidates] of Object.entries(state.fields)) {
+    const kept = candidates.filter((c) => compareVersions(c, version) > 0);
+    if (kept.length > 0) fields[path] = kept;
+  }
+  const seenAt = state.seenAt !== null && compareVersions(state.seenAt, version) > 0 ? state.seenAt : null;
+  return { deletedAt: version, seenAt, fields };
+}
+
+function applyUpdate(state: EntityState, event: MergeEvent, policy: MergePolicy): EntityState {
+  const version: Version = { at: event.occurredAt, webhookId: event.webhookId };
+  // Not newer than the deletion: it happened to an entity that is gone since.
+  if (state.deletedAt !== null && compareVersions(version, state.deletedAt) <= 0) return state;
+  let changed = false;
+  const seenAt = state.seenAt === null || compareVersions(version, state.seenAt) > 0 ? version : state.seenAt;
+  if (seenAt !== state.seenAt) changed = true;
+
+  const values = eventValues(event);
+  const orderCache = new Map<string, number | null>();
+  const fields = nullRecord<readonly Candidate[]>();
+  Object.assign(fields, state.fields);
+  for (const path of event.fields) {
+    if (!values.has(path)) continue;
+    const orderPath = policy(path);
+    let candidate: Candidate = {
+      at: version.at,
+      webhookId: version.webhookId,
+      value: values.get(path) ?? null,
+    };
+    if (orderPath !== undefined) {
+      let orderAt = orderCache.get(orderPath);
+      if (orderAt === undefined) {
+        const text = values.get(orderPath);
+        orderAt = typeof text === 'string' ? (parseInstant(text) ?? null) : null;
+        orderCache.set(orderPath, orderAt);
+      }
+      candidate = { ...candidate, orderAt };
+    }
+    const next = addToFrontier(fields[path] ?? [], candidate);
+    if (next !== undefined) {
+      fields[path] = next;
+      changed = true;
+    }
+  }
+  return changed ? { deletedAt: state.deletedAt, seenAt, fields } : state;
+}
+
+/**
+ * Adds a candidate unless one already there is at least as new on both clocks; drops those it is
+ * at least as new as on both. Undefined when nothing changes.
+ */
+function addToFrontier(frontier: readonly Candidate[], candidate: Candidate): Candidate[] | undefined {
+  const kept: Candidate[] = [];
+  for (const c of frontier) {
+    const byVersion = compareVersions(c, candidate);
+    const byOrder = compareCandidates(c, candidate);
+    if (byVersion >= 0 && byOrder >= 0) return undefined;
+    if (!(byVersion <= 0 && byOrder <= 0)) kept.push(c);
+  }
+  kept.push(candidate);
+  // Sorted, so that the state is the same whatever order the events came in.
+  return kept.sort(compareVersions);
+}
+
+/** The values of the event's leaves, as text, by path. */
+function eventValues(event: MergeEvent): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  if (event.fields.length === 0) return out;
+  const record = parseJsonText(event.data);
+  if (!isJsonObject(record)) return out;
+  for (const [path, value] of flattenFields(record)) out.set(path, scalarText(value));
+  return out;
+}
+
+/**
+ * The table's value: each field's winning value by dotted path; null when the entity was deleted
+ * and nothing newer came; undefined when the state knows nothing (no record to write).
+ */
+export function tableFields(state: EntityState | undefined): TableFields | null | undefined {
+  if (state === undefined || (state.seenAt === null && state.deletedAt === null)) return undefined;
+  if (state.seenAt === null) return null;
+  const winners = new Map<string, Candidate>();
+  for (const [path, candidates] of Object.entries(state.fields)) {
+    let best = candidates[0];
+    for (const c of candidates) if (best === undefined || compareCandidates(c, best) > 0) best = c;
+    if (best !== undefined) winners.set(path, best);
+  }
+  // A path and one of its ancestors both set (`user` null by one delivery, `user.id` by another):
+  // the newer delivery decides which one the table shows.
+  const hidden = new Set<string>();
+  for (const [path, c] of winners) {
+    let dot = path.lastIndexOf('.');
+    while (dot > 0) {
+      const ancestor = path.slice(0, dot);
+      const a = winners.get(ancestor);
+      if (a !== undefined) hidden.add(compareVersions(a, c) > 0 ? path : ancestor);
+      dot = path.lastIndexOf('.', dot - 1);
+    }
+  }
+  const out: TableFields = nullRecord<string | null>();
+  for (const path of [...winners.keys()].sort()) {
+    if (!hidden.has(path)) out[path] = winners.get(path)!.value;
+  }
+  return out;
+}
+
+/** The value of `entity.<name>.latest` (schemas/entity-latest.avsc). */
+export interface EntityLatest {
+  fields: TableFields;
+  /** webhook.date of the newest delivery merged, epoch ms. */
+  occurredAt: number;
+  /** webhook.id of the newest delivery merged. */
+  webhookId: string;
+}
+
+/** The table record's value: null is a tombstone; undefined means there is nothing to write. */
+export function latestValue(state: EntityState | undefined): EntityLatest | null | undefined {
+  const fields = tableFields(state);
+  if (fields === null || fields === undefined) return fields;
+  // tableFields returns fields only for a state whose entity exists, so seenAt is set.
+  const newest = state!.seenAt!;
+  return { fields: { ...fields }, occurredAt: newest.at, webhookId: newest.webhookId };
+}
+
+/**
+ * A deleted entity's state may be dropped once its deletion is older than `before` (the dedupe
+ * window ago): by then no retry of an older delivery can arrive.
+ */
+export function isForgettable(state: EntityState, before: number): boolean {
+  const from = forgettableFrom(state);
+  return from !== undefined && from < before;
+}
+
+/** The time from which a state may be forgotten (its deletion's, or 0 for an empty one); undefined: never. */
+export function forgettableFrom(state: EntityState): number | undefined {
+  if (state.seenAt !== null) return undefined;
+  return state.deletedAt === null ? 0 : state.deletedAt.at;
+}
+
+function sameRow(a: EntityLatest | null | undefined, b: EntityLatest | null | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  return a.occurredAt === b.occurredAt && a.webhookId === b.webhookId && sameTable(a.fields, b.fields);
+}
+
+function sameTable(a: TableFields | null | undefined, b: TableFields | null | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  const ak = Object.keys(a);
+  return ak.length === Object.keys(b).length && ak.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
+}
+
+// Paths come from senders' JSON: `__proto__` must be a plain key, not the prototype.
+function nullRecord<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+/** The event data parse the merge used (lossless-json alone). */
+export const parseEventData = parseJsonText;
