@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
@@ -41,10 +42,18 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 const running = new Set<ChildProcess>();
-// A benchmark that dies of an uncaught error must not leave its services running.
-process.once('exit', () => {
+const killRunning = () => {
   for (const child of running) child.kill('SIGKILL');
-});
+};
+// A benchmark that dies of an uncaught error must not leave its services running.
+process.once('exit', killRunning);
+// Nor one stopped by a signal sent to it alone (pkill, a timeout): Node would exit without 'exit' events.
+// (Ctrl-C reaches the children too: they share the terminal's process group.)
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    killRunning();
+    process.exit(128 + constants.signals[signal]);
+  });
 
 /**
  * `hookledger <args>` as a child process, its output straight into `logFile`: relaying a line per
