@@ -3,7 +3,6 @@
 // StreamTask (decode, dedupe, route, encode, changelog, metrics folded at each commit), a registry
 // answered by a small HTTP server in this process. The figure to compare steps of hot-path work
 // with (`node --cpu-prof` on this shows where the time goes); `npm run bench:process` is the real one.
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { dedupeMetricEvents } from '../../processors/dedupe-router/metrics.js';
@@ -18,24 +17,10 @@ import type { TransactionCycle } from '../../runtime/streams/transaction-cycle.j
 import { createSerde } from '../../schemas/serde.js';
 import { topicNames, valueSubject } from '../../schemas/topics.js';
 import { generateLoad } from '../../test/integration/processors-load.js';
+import { type CpuPass, hrUs, parseCpuPassArgs, reportPasses, timePass } from './cpu-passes.js';
 import { localRegistry } from './local-registry.js';
 
-const { values: opts } = parseArgs({
-  options: {
-    ids: { type: 'string', default: '60000' },
-    retries: { type: 'string', default: '6000' },
-    /** Passes over the load (each with new tasks and stores); the median pass counts. */
-    passes: { type: 'string', default: '5' },
-    /** Records per transaction (the runtime commits at 10,000 records or 100 ms). */
-    'commit-records': { type: 'string', default: '2000' },
-    json: { type: 'boolean', default: false },
-  },
-});
-
-const cpuMicros = () => {
-  const used = process.cpuUsage();
-  return used.user + used.system;
-};
+const opts = parseCpuPassArgs();
 
 async function main(): Promise<void> {
   const registry = await localRegistry();
@@ -73,9 +58,7 @@ async function main(): Promise<void> {
   }
   const logger = pino({ level: 'warn' });
   const commitRecords = Number(opts['commit-records']);
-  const passes: { eventsPerSecond: number; cpuMicrosPerEvent: number; outputs: number }[] = [];
-  // The passes' span on a --cpu-prof profile's clock (process.hrtime, µs): setup left out of a summary.
-  const hrUs = () => Number(process.hrtime.bigint() / 1000n);
+  const passes: CpuPass[] = [];
   const hrFromUs = hrUs();
   for (let pass = 0; pass < Number(opts.passes); pass++) {
     const metrics = createStreamMetrics({
@@ -122,54 +105,29 @@ async function main(): Promise<void> {
       }
       inTransaction = false;
     };
-    const startedAt = performance.now();
-    const startedCpu = cpuMicros();
-    let inBatch = 0;
-    for (const { partition, message } of messages) {
-      await processing.process(tasks[partition]!, message);
-      if (++inBatch >= commitRecords) {
-        commit();
-        inBatch = 0;
-      }
-    }
-    if (inTransaction) commit();
-    const seconds = (performance.now() - startedAt) / 1000;
-    const cpu = cpuMicros() - startedCpu;
+    passes.push(
+      await timePass(pass, messages.length, async () => {
+        let inBatch = 0;
+        for (const { partition, message } of messages) {
+          await processing.process(tasks[partition]!, message);
+          if (++inBatch >= commitRecords) {
+            commit();
+            inBatch = 0;
+          }
+        }
+        if (inTransaction) commit();
+        return outputs;
+      }),
+    );
     // The load is all valid deliveries: a dead letter means the bench measures the wrong path.
     if (deadLettered > 0)
       throw new Error(
         `the router dead-lettered ${deadLettered} of the load's deliveries: it must route them all`,
       );
-    passes.push({
-      eventsPerSecond: messages.length / seconds,
-      cpuMicrosPerEvent: cpu / messages.length,
-      outputs,
-    });
-    console.error(
-      `pass ${pass + 1}: ${(messages.length / seconds).toFixed(0)} events/s, ${(cpu / messages.length).toFixed(2)} CPU µs/event, ${outputs} records out`,
-    );
   }
   const hrToUs = hrUs();
   registry.close();
-  const sorted = [...passes].sort((a, b) => a.cpuMicrosPerEvent - b.cpuMicrosPerEvent);
-  const median = sorted[Math.floor(sorted.length / 2)]!;
-  // The least CPU of all passes is the figure least disturbed by a busy machine: compare steps by it.
-  const best = sorted[0]!;
-  console.log(
-    `router in-process (${messages.length} events, median of ${passes.length} passes): ${median.eventsPerSecond.toFixed(0)} events/s, ${median.cpuMicrosPerEvent.toFixed(2)} CPU µs/event (best pass ${best.cpuMicrosPerEvent.toFixed(2)})`,
-  );
-  if (opts.json)
-    console.log(
-      JSON.stringify({
-        events: messages.length,
-        eventsPerSecond: median.eventsPerSecond,
-        cpuMicrosPerEvent: median.cpuMicrosPerEvent,
-        bestCpuMicrosPerEvent: best.cpuMicrosPerEvent,
-        outputs: median.outputs,
-        hrFromUs,
-        hrToUs,
-      }),
-    );
+  reportPasses('router', messages.length, passes, { json: opts.json, hrFromUs, hrToUs });
 }
 
 await main();

@@ -5,7 +5,6 @@
 // folded at each commit), a registry answered by a small HTTP server in this process. The figure to
 // compare steps of hot-path work with (`node --cpu-prof` on this shows where the time goes);
 // `npm run bench:process -- --tables-only` is the real one.
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { RawInput } from '../../processors/dedupe-router/poison.js';
@@ -23,27 +22,13 @@ import type { TransactionCycle } from '../../runtime/streams/transaction-cycle.j
 import { createSerde, type Serde } from '../../schemas/serde.js';
 import { TABLE_STREAMS, topicNames, valueSubject } from '../../schemas/topics.js';
 import { generateLoad } from '../../test/integration/processors-load.js';
+import { type CpuPass, hrUs, parseCpuPassArgs, reportPasses, timePass } from './cpu-passes.js';
 import { localRegistry } from './local-registry.js';
 
-const { values: opts } = parseArgs({
-  options: {
-    ids: { type: 'string', default: '60000' },
-    retries: { type: 'string', default: '6000' },
-    /** Passes over the entity streams (each with new tasks and stores); the median pass counts. */
-    passes: { type: 'string', default: '5' },
-    /** Records per transaction (the runtime commits at 10,000 records or 100 ms). */
-    'commit-records': { type: 'string', default: '2000' },
-    json: { type: 'boolean', default: false },
-  },
-});
+const opts = parseCpuPassArgs();
 
 const PARTITIONS = 6;
 const names = topicNames('');
-
-const cpuMicros = () => {
-  const used = process.cpuUsage();
-  return used.user + used.system;
-};
 
 /** A cycle that counts what is sent and commits nothing: the bench's stand-in for the producer. */
 function countingCycle<V>(onSend: (record: OutRecord) => void) {
@@ -154,9 +139,7 @@ async function main(): Promise<void> {
   }));
   const topology = tablesTopology({ tables, serde, windowMs: 7 * 86_400_000 });
   const commitRecords = Number(opts['commit-records']);
-  const passes: { eventsPerSecond: number; cpuMicrosPerEvent: number; outputs: number }[] = [];
-  // The passes' span on a --cpu-prof profile's clock (process.hrtime, µs): setup left out of a summary.
-  const hrUs = () => Number(process.hrtime.bigint() / 1000n);
+  const passes: CpuPass[] = [];
   const hrFromUs = hrUs();
   for (let pass = 0; pass < Number(opts.passes); pass++) {
     const metrics = createStreamMetrics({
@@ -183,49 +166,24 @@ async function main(): Promise<void> {
       }
       ended();
     };
-    const startedAt = performance.now();
-    const startedCpu = cpuMicros();
-    let inBatch = 0;
-    for (const message of messages) {
-      await processing.process(tasks.get(`${message.topic}/${message.partition}`)!, message);
-      if (++inBatch >= commitRecords) {
+    passes.push(
+      await timePass(pass, messages.length, async () => {
+        let inBatch = 0;
+        for (const message of messages) {
+          await processing.process(tasks.get(`${message.topic}/${message.partition}`)!, message);
+          if (++inBatch >= commitRecords) {
+            commit();
+            inBatch = 0;
+          }
+        }
         commit();
-        inBatch = 0;
-      }
-    }
-    commit();
-    const seconds = (performance.now() - startedAt) / 1000;
-    const cpu = cpuMicros() - startedCpu;
-    passes.push({
-      eventsPerSecond: messages.length / seconds,
-      cpuMicrosPerEvent: cpu / messages.length,
-      outputs,
-    });
-    console.error(
-      `pass ${pass + 1}: ${(messages.length / seconds).toFixed(0)} events/s, ${(cpu / messages.length).toFixed(2)} CPU µs/event, ${outputs} records out`,
+        return outputs;
+      }),
     );
   }
   const hrToUs = hrUs();
   registry.close();
-  const sorted = [...passes].sort((a, b) => a.cpuMicrosPerEvent - b.cpuMicrosPerEvent);
-  const median = sorted[Math.floor(sorted.length / 2)]!;
-  // The least CPU of all passes is the figure least disturbed by a busy machine: compare steps by it.
-  const best = sorted[0]!;
-  console.log(
-    `tables in-process (${messages.length} events, median of ${passes.length} passes): ${median.eventsPerSecond.toFixed(0)} events/s, ${median.cpuMicrosPerEvent.toFixed(2)} CPU µs/event (best pass ${best.cpuMicrosPerEvent.toFixed(2)})`,
-  );
-  if (opts.json)
-    console.log(
-      JSON.stringify({
-        events: messages.length,
-        eventsPerSecond: median.eventsPerSecond,
-        cpuMicrosPerEvent: median.cpuMicrosPerEvent,
-        bestCpuMicrosPerEvent: best.cpuMicrosPerEvent,
-        outputs: median.outputs,
-        hrFromUs,
-        hrToUs,
-      }),
-    );
+  reportPasses('tables', messages.length, passes, { json: opts.json, hrFromUs, hrToUs });
 }
 
 await main();

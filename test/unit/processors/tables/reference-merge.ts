@@ -1,5 +1,7 @@
-// The tables' merge as it was before its hot path was cut (main at 5bce467, processors/tables/merge.ts),
-// unchanged but for its imports: the specification fast-merge-equivalence.test.ts holds the merge to.
+// The tables' merge as it was before its hot path was cut (main at 5bce467, processors/tables/merge.ts):
+// the specification fast-merge-equivalence.test.ts holds the merge to. Its behaviour is a frozen copy on
+// purpose (a fix to the merge that changed what it computes must show here too); its types and merge
+// policies, which compute nothing, are the merge's own.
 // The field-level, event-time last-writer-wins merge behind `entity.<name>.latest` (docs/design.md
 // "tables"). Pure: the state is plain JSON, so the stage's changelog-backed store can hold it.
 //
@@ -20,65 +22,20 @@ import { parse } from 'lossless-json';
 import { flattenFields } from '../../../../processors/dedupe-router/field-paths.js';
 import { parseInstant } from '../../../../processors/dedupe-router/instant.js';
 import { isJsonObject, type JsonValue, scalarText } from '../../../../processors/dedupe-router/parse-body.js';
+import type {
+  Candidate,
+  EntityLatest,
+  EntityState,
+  MergeEvent,
+  MergePolicy,
+  MergeResult,
+  TableFields,
+  Version,
+} from '../../../../processors/tables/merge.js';
+import { mergePolicyFor } from '../../../../processors/tables/merge.js';
 
 // parseJsonText as it was: lossless-json alone.
 const parseJsonText = (text: string) => parse(text) as JsonValue;
-
-/** The parts of an entity event (processors/dedupe-router/entity-event.ts) the merge reads. */
-export interface MergeEvent {
-  readonly webhookId: string;
-  readonly entity: string;
-  readonly deleted: boolean;
-  /** webhook.date, epoch ms. */
-  readonly occurredAt: number;
-  /** Dotted paths the delivery carried. */
-  readonly fields: readonly string[];
-  /** The record as lossless JSON text; the fields' values are read from it. */
-  readonly data: string;
-}
-
-/** When a delivery happened: webhook.date, ties broken by webhook id bytewise. */
-export interface Version {
-  readonly at: number;
-  readonly webhookId: string;
-}
-
-/** One delivery's value for a field. */
-export interface Candidate extends Version {
-  /** The value as text (`210.10`, `commissionReceived`, `true`); null for a JSON null. */
-  readonly value: string | null;
-  /** For ordered fields: the ordering instant (commission.statusDate), null when not carried. */
-  readonly orderAt?: number | null;
-}
-
-export interface EntityState {
-  /** The newest deletion, if any. */
-  readonly deletedAt: Version | null;
-  /** The newest non-deletion event newer than `deletedAt`: the entity exists iff this is set. */
-  readonly seenAt: Version | null;
-  /** Per field path, the candidates that can still win (see the note at the top). */
-  readonly fields: Readonly<Record<string, readonly Candidate[]>>;
-}
-
-/** The table's value for a key: dotted path → value text. Null: deleted (a tombstone). */
-export type TableFields = Record<string, string | null>;
-
-/**
- * Which fields are ordered by a clock of their own, e.g. commission fields by
- * `commission.statusDate`: returns the path of the instant that orders `path`, or undefined.
- */
-export type MergePolicy = (path: string) => string | undefined;
-
-/** Every field ordered by its delivery's version. */
-export const BY_DELIVERY: MergePolicy = () => undefined;
-
-/** EnergySwitch: `commission` and its fields are ordered by commission.statusDate first. */
-export const ENERGY_SWITCH: MergePolicy = (path) =>
-  path === 'commission' || path.startsWith('commission.') ? 'commission.statusDate' : undefined;
-
-export function mergePolicyFor(entity: string): MergePolicy {
-  return entity === 'EnergySwitch' ? ENERGY_SWITCH : BY_DELIVERY;
-}
 
 export const EMPTY_STATE: EntityState = { deletedAt: null, seenAt: null, fields: {} };
 
@@ -97,14 +54,6 @@ export function compareCandidates(a: Candidate, b: Candidate): number {
   const bo = b.orderAt ?? Number.NEGATIVE_INFINITY;
   if (ao !== bo) return ao < bo ? -1 : 1;
   return compareVersions(a, b);
-}
-
-export interface MergeResult {
-  readonly state: EntityState;
-  /** The state differs: persist it. */
-  readonly stateChanged: boolean;
-  /** The table value differs: emit it (a tombstone when tableFields(state) is null). */
-  readonly tableChanged: boolean;
 }
 
 /**
@@ -235,15 +184,6 @@ export function tableFields(state: EntityState | undefined): TableFields | null 
     if (!hidden.has(path)) out[path] = winners.get(path)!.value;
   }
   return out;
-}
-
-/** The value of `entity.<name>.latest` (schemas/entity-latest.avsc). */
-export interface EntityLatest {
-  fields: TableFields;
-  /** webhook.date of the newest delivery merged, epoch ms. */
-  occurredAt: number;
-  /** webhook.id of the newest delivery merged. */
-  webhookId: string;
 }
 
 /** The table record's value: null is a tombstone; undefined means there is nothing to write. */
