@@ -6,6 +6,7 @@ import type { Logger } from '../runtime/log.js';
 import { createIngestMetrics, type IngestMetrics } from './metrics.js';
 import type { EnvelopeEncoder } from './producer/encoder.js';
 import type { RawStore } from './producer/port.js';
+import { lazyChildLoggerFactory } from './request-logger.js';
 import type { Sources } from './sources.js';
 import type { FailingIds } from './webhooks/failing-ids.js';
 import { webhooksPlugin } from './webhooks/plugin.js';
@@ -72,6 +73,8 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     // The request id is the envelope's ingestId: a log line leads to its record. Never taken from the client.
     genReqId: () => randomUUID(),
     requestIdHeader: false,
+    // Each request's child logger is built when it first writes a line (at info, most never do).
+    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit,
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: deadlineMs + limits.requestTimeoutMs,
@@ -94,8 +97,10 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  // Per-request hooks take fastify's callback form: an async hook costs a promise and a microtask.
+  app.addHook('onSend', (_request, reply, _payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done();
   });
 
   await app.register(webhooksPlugin, {

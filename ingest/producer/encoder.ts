@@ -7,11 +7,12 @@ import { INGEST_ERR_UNAVAILABLE } from '../errors.js';
 export interface EnvelopeEncoder<T = RawEnvelope> {
   /** False until the schema is registered: /readyz reports it, requests get 503. */
   readonly ready: boolean;
-  encode(value: T): Promise<Buffer>;
+  /** A Buffer at once once the schema is cached (no promise per request), else a promise of one. */
+  encode(value: T): Buffer | Promise<Buffer>;
 }
 
 export interface RegistryEncoderOptions {
-  serde: Pick<Serde, 'register' | 'encode'>;
+  serde: Pick<Serde, 'register' | 'encode' | 'encodeCached'>;
   subject: string;
   /** The Avro schema text (schemas/raw-envelope.avsc, or the quarantine's). */
   schema: string;
@@ -58,8 +59,11 @@ export class RegistryEncoder<T = RawEnvelope> implements EnvelopeEncoder<T> {
     if (this.retryTimer) clearTimeout(this.retryTimer);
   }
 
-  async encode(value: T): Promise<Buffer> {
-    if (this.schemaId === undefined) throw new INGEST_ERR_UNAVAILABLE();
-    return this.options.serde.encode(this.schemaId, value);
+  encode(value: T): Buffer | Promise<Buffer> {
+    if (this.schemaId === undefined) return Promise.reject(new INGEST_ERR_UNAVAILABLE());
+    // The library's path for the first value (it fetches the schema) and for any value the cached
+    // writer refuses, so its error message is the one a caller sees.
+    const { serde } = this.options;
+    return serde.encodeCached(this.schemaId, value) ?? serde.encode(this.schemaId, value);
   }
 }

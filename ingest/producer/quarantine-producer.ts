@@ -62,7 +62,7 @@ export function startQuarantine({
 }: {
   config: Config;
   settings: KafkaSettings;
-  serde: Pick<Serde, 'register' | 'encode'>;
+  serde: Pick<Serde, 'register' | 'encode' | 'encodeCached'>;
   metrics: IngestMetrics;
   logger: Logger;
 }): RunningQuarantine {

@@ -2,7 +2,7 @@
 // Prometheus series on ingest's /metrics, and its log lines (a long-failing id, a stored one, a give-up).
 // Only deliveries that passed the signature check are tracked: a refused request's body is the
 // sender's choice, never parsed, never remembered (refusals are counted by reason in the metrics).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { FailingId, FailingIds } from './failing-ids.js';
 
@@ -81,7 +81,13 @@ export function watchFailingIds(
     },
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // Fastify's callback form (no promise per request); a throw is fastify's to log, as a rejection was.
+  app.addHook('onResponse', (request, reply, done) => {
+    noteOutcome(request, reply);
+    done();
+  });
+
+  function noteOutcome(request: FastifyRequest, reply: FastifyReply): void {
     const source = request.delivery?.source?.name;
     // Set by the route once the signature verified: a refusal (401, 413, an unknown source) names nothing.
     const webhookId = request.delivery?.webhookId;
@@ -97,7 +103,7 @@ export function watchFailingIds(
     const { entry, report, evicted } = failingIds.failed(source, webhookId, reply.statusCode);
     if (evicted !== undefined) depart(evicted, 'evicted');
     if (report) request.log.warn(describeFailing(entry, failingIds.now()), 'webhook still failing');
-  });
+  }
 
   const timer = setInterval(sweep, sweepEveryMs);
   timer.unref();

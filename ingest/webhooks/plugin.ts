@@ -79,7 +79,8 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
 
   // An unknown source is read and refused like a known one whose signature fails (same limit, same
   // 401): no answer confirms which source names exist.
-  app.addHook('onRequest', async (request: FastifyRequest<{ Params: { source: string } }>) => {
+  // The per-request hooks take fastify's callback form: an async hook costs a promise and a microtask.
+  app.addHook('onRequest', (request: FastifyRequest<{ Params: { source: string } }>, _reply, done) => {
     const source = sources.get(request.params.source);
     request.delivery = { source, receivedAt: Date.now(), webhookId: undefined };
     // An empty or malformed Content-Type would get fastify's own 415 before any parser runs: let the
@@ -87,9 +88,10 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
     const type = request.headers['content-type'];
     if (type !== undefined && !isValidMediaType(type))
       request.headers = { 'content-type': 'application/octet-stream' };
+    done();
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const source = request.delivery?.source?.name ?? UNKNOWN_SOURCE_LABEL;
     const status = String(reply.statusCode);
     metrics.requests.inc({ source, status });
@@ -103,6 +105,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
       ms: reply.elapsedTime,
     };
     request.log.debug(line, reply.statusCode === 200 ? 'stored' : 'refused');
+    done();
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => answerError(error, request, reply, bodyLimit));
@@ -152,7 +155,8 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
 
     metrics.inFlight.inc({ source: source.name });
     try {
-      const value = await encoder.encode(envelope);
+      const encoded = encoder.encode(envelope);
+      const value = Buffer.isBuffer(encoded) ? encoded : await encoded;
       await store.store({ key: extracted.webhookId, value, timestamp: delivery.receivedAt });
     } finally {
       metrics.inFlight.dec({ source: source.name });

@@ -71,7 +71,7 @@ export function quarantineRecord(request: RefusedRequest): QuarantinedRequest {
 
 export interface QuarantineOptions {
   bound: QuarantineBound;
-  encode: (record: QuarantinedRequest) => Promise<Buffer>;
+  encode: (record: QuarantinedRequest) => Buffer | Promise<Buffer>;
   /** Resolves once Kafka acknowledged the record (ingest's producer, pointed at webhooks.quarantine). */
   store: (record: RawRecord) => Promise<void>;
   metrics: Pick<IngestMetrics, 'quarantined' | 'quarantineDropped'>;

@@ -59,14 +59,24 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
  * `hookledger <args>` as a child process, its output straight into `logFile`: relaying a line per
  * request through the benchmark's own process would tax the load generator. Killed if this process exits.
  */
-export function spawnHookledger(args: string[], env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+export function spawnHookledger(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+  nodeFlags: readonly string[] = [],
+): ChildProcess {
   const output = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [join(ROOT, 'tools/cli/hookledger.js'), ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, join(ROOT, 'tools/cli/hookledger.js'), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', output, output],
   });
   closeSync(output);
+  return killedWithUs(child);
+}
+
+/** Kills the child if this process exits or is stopped by a signal (what spawnHookledger's children get). */
+export function killedWithUs(child: ChildProcess): ChildProcess {
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;

@@ -12,7 +12,15 @@ import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
 import { topicNames } from '../../schemas/topics.js';
 import { type BenchStack, startBenchStack } from './bench-stack.js';
 import { benchTopicCatalog } from './bench-topics.js';
-import { freePort, kafkaToolOutput, ROOT, spawnHookledger, stopChild, waitReady } from './children.js';
+import {
+  freePort,
+  kafkaToolOutput,
+  killedWithUs,
+  ROOT,
+  spawnHookledger,
+  stopChild,
+  waitReady,
+} from './children.js';
 import { type Delivery, type LoadResult, runStep, signedDelivery } from './ingest-load.js';
 import { pidListeningOn, processCpuSeconds, rssMiB } from './proc-stats.js';
 import { writeSection } from './report-section.js';
@@ -33,6 +41,8 @@ const { values: opts } = parseArgs({
     'perf-records': { type: 'string', default: '100000' },
     'no-write': { type: 'boolean', default: false },
     'log-level': { type: 'string', default: 'info' },
+    // A directory: ingest runs under `node --cpu-prof` and writes its profile there when it stops.
+    'profile-dir': { type: 'string' },
   },
 });
 const RATES = opts.rates.split(',').map(Number);
@@ -160,6 +170,7 @@ async function createTopic(bench: BenchStack, name: string, prefix: string): Pro
 }
 
 function startIngest(bench: BenchStack, prefix: string, port: number, opsPort: number, logFile: string) {
+  const profileDir = opts['profile-dir'];
   return spawnHookledger(
     ['ingest'],
     {
@@ -173,6 +184,7 @@ function startIngest(bench: BenchStack, prefix: string, port: number, opsPort: n
       LOG_LEVEL: opts['log-level'],
     },
     logFile,
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   );
 }
 
@@ -193,11 +205,13 @@ async function benchHttp(bench: BenchStack, brokerPid: number | undefined, dir: 
   await createTopic(bench, topicNames(prefix).raw, prefix);
   const [ingestPort, opsPort, barePort] = [await freePort(), await freePort(), await freePort()];
   const ingestChild = startIngest(bench, prefix, ingestPort, opsPort, join(dir, 'ingest.log'));
-  const bareChild = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/bench/ingest-bare.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(barePort) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const bareChild = killedWithUs(
+    spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/bench/ingest-bare.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(barePort) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
   try {
     await waitReady(`http://127.0.0.1:${opsPort}`);
     await waitReady(`http://127.0.0.1:${barePort}`);

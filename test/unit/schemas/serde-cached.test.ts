@@ -56,6 +56,17 @@ describe('encodeCached', () => {
     }
   });
 
+  it('writes the bytes encode writes for every fixture’s raw envelope (ingest encodes with it)', async () => {
+    const serde = newSerde();
+    const id = idOf('webhooks.raw');
+    const envelopes = storedDeliveries().map(({ envelope }) => envelope);
+    expect(envelopes.length).toBeGreaterThan(10);
+    for (const envelope of envelopes) {
+      const framed = await serde.encode(id, envelope);
+      expect(serde.encodeCached(id, envelope), envelope.webhookId).toEqual(framed);
+    }
+  });
+
   it('writes values larger than its reused buffer whole, and smaller ones after them', async () => {
     const serde = newSerde();
     const id = idOf('webhooks.raw');
