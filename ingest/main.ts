@@ -32,6 +32,13 @@ import { RawProducer } from './producer/raw-producer.js';
 import { startRequestSummary } from './request-summary.js';
 import { insecureSources, loadSources, type Sources } from './sources.js';
 
+/**
+ * Raw batches awaiting their acknowledgements at once: librdkafka's own limit of produce requests in
+ * flight per broker for an idempotent producer. With one, every request queued behind a batch also
+ * waited out that batch's round trip.
+ */
+const RAW_BATCHES_IN_FLIGHT = 5;
+
 export interface IngestSettings {
   config: Config;
   sources: Sources;
@@ -149,6 +156,7 @@ export async function startIngest({
     // topic's max.message.bytes (checked above to be at least this plus the margin).
     maxBatchBytes: envelopeMaxMessageBytes(config.INGEST_BODY_LIMIT) - ENVELOPE_OVERHEAD_BYTES / 2,
     maxPendingBytes: config.INGEST_MAX_PENDING_BYTES,
+    maxInFlight: RAW_BATCHES_IN_FLIGHT,
     deadlineMs,
     probe: probe.probe,
     onBatch: (stats) => metrics.observeBatch(stats),

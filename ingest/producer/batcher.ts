@@ -31,7 +31,12 @@ export interface BatcherOptions<T> {
   maxBatchBytes: number;
   /** Queued plus in-flight bytes above which add() rejects at once (one item is always accepted). */
   maxPendingBytes: number;
-  /** Sends one batch. Never called again before the previous call settled. */
+  /**
+   * Batches sent at once at most (default 1). Above 1 the next batch goes while earlier ones await
+   * their acknowledgements, so one slow answer does not hold every request queued behind it.
+   */
+  maxInFlight?: number;
+  /** Sends one batch; called again before earlier calls settled only up to maxInFlight. */
   send: (items: T[]) => Promise<void>;
   /** Awaited before each batch is taken from the queue: items that expire meanwhile are never sent. */
   ready?: () => Promise<void>;
@@ -55,7 +60,13 @@ export class Batcher<T> {
   private queuedCount = 0;
   private queuedBytes = 0;
   private inFlightBytes = 0;
-  private sending = false;
+  /** Batches sent and not yet settled. */
+  private inFlight = 0;
+  /**
+   * A flush is due or waiting for `ready()`: one at a time, so batches are taken from the queue in
+   * order and a batch is not split by two flushes racing for it.
+   */
+  private starting = false;
   private closed = false;
   private lingerTimer: NodeJS.Timeout | undefined;
   private drained: Array<() => void> = [];
@@ -108,7 +119,7 @@ export class Batcher<T> {
 
   /** Resolves when nothing is queued or in flight. */
   drain(): Promise<void> {
-    if (this.queuedCount === 0 && !this.sending) return Promise.resolve();
+    if (this.idle) return Promise.resolve();
     return new Promise((resolve) => this.drained.push(resolve));
   }
 
@@ -149,8 +160,12 @@ export class Batcher<T> {
     }
   }
 
+  private get idle(): boolean {
+    return this.queuedCount === 0 && this.inFlight === 0 && !this.starting;
+  }
+
   private schedule(): void {
-    if (this.sending || this.queuedCount === 0) return;
+    if (this.starting || this.inFlight >= (this.options.maxInFlight ?? 1) || this.queuedCount === 0) return;
     const { lingerMs, maxBatchRecords, maxBatchBytes } = this.options;
     const oldest = this.oldestQueued();
     const waited = oldest ? performance.now() - oldest.enqueuedAt : 0;
@@ -159,7 +174,7 @@ export class Batcher<T> {
       if (this.lingerTimer) clearTimeout(this.lingerTimer);
       this.lingerTimer = undefined;
       // Not synchronously: callers adding in the same tick join this batch.
-      this.sending = true;
+      this.starting = true;
       setImmediate(() => void this.flush());
       return;
     }
@@ -179,7 +194,8 @@ export class Batcher<T> {
     return this.queue[this.head];
   }
 
-  private take(): Entry<T>[] {
+  /** Takes the next batch off the queue; its bytes count as in flight until it settles. */
+  private take(): { batch: Entry<T>[]; bytes: number } {
     const { maxBatchRecords, maxBatchBytes } = this.options;
     const batch: Entry<T>[] = [];
     let bytes = 0;
@@ -201,16 +217,29 @@ export class Batcher<T> {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
-    this.inFlightBytes = bytes;
-    return batch;
+    this.inFlightBytes += bytes;
+    return { batch, bytes };
   }
 
   private async flush(): Promise<void> {
+    let taken: { batch: Entry<T>[]; bytes: number };
     try {
       // A gate that fails lets the send below fail too, so the items get that answer instead of a hang.
       if (this.options.ready) await this.options.ready().catch(() => undefined);
-      const batch = this.take();
-      if (batch.length === 0) return;
+      taken = this.take();
+    } finally {
+      this.starting = false;
+    }
+    const { batch, bytes } = taken;
+    if (batch.length === 0) {
+      this.schedule();
+      this.notifyIfDrained();
+      return;
+    }
+    this.inFlight++;
+    try {
+      // The next batch may start (up to maxInFlight) while this one awaits its acknowledgements.
+      this.schedule();
       const started = performance.now();
       let failure: unknown;
       try {
@@ -221,20 +250,20 @@ export class Batcher<T> {
       for (const entry of batch) this.settle(entry, failure);
       this.options.onBatch?.({
         records: batch.length,
-        bytes: this.inFlightBytes,
+        bytes,
         durationMs: performance.now() - started,
         ...(failure === undefined ? {} : { error: failure }),
       });
     } finally {
-      this.inFlightBytes = 0;
-      this.sending = false;
+      this.inFlight--;
+      this.inFlightBytes -= bytes;
       this.schedule();
       this.notifyIfDrained();
     }
   }
 
   private notifyIfDrained(): void {
-    if (this.queuedCount !== 0 || this.sending) return;
+    if (!this.idle) return;
     const waiters = this.drained;
     this.drained = [];
     for (const resolve of waiters) resolve();

@@ -22,6 +22,8 @@ export interface RawProducerOptions {
   /** At most the topic's max.message.bytes: one produce call holds one record batch per partition. */
   maxBatchBytes: number;
   maxPendingBytes: number;
+  /** Batches in flight at once (the batcher's maxInFlight); 1 by default. */
+  maxInFlight?: number;
   /** A request's answer comes by then: 200 if acknowledged, else 503. */
   deadlineMs: number;
   /** A send still unanswered after this abandons its producer; defaults to the deadline. */
@@ -58,6 +60,7 @@ export class RawProducer {
       maxBatchRecords: options.maxBatchRecords,
       maxBatchBytes: options.maxBatchBytes,
       maxPendingBytes: options.maxPendingBytes,
+      ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
       ready: () => this.whenConnected(),
       send: (records) => this.send(records),
       ...(options.onBatch ? { onBatch: options.onBatch } : {}),

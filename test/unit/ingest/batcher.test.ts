@@ -80,7 +80,55 @@ describe('batcher', () => {
     await second;
   });
 
-  it('never has two sends in flight', async () => {
+  it('sends up to maxInFlight batches at once, in queue order, each answered on its own', async () => {
+    const { batcher, batches, gates, maxInFlight } = recorder({
+      maxBatchRecords: 2,
+      lingerMs: 0,
+      maxInFlight: 3,
+    });
+    const done = new Set<number>();
+    const answers = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => batcher.add(n, 1).then(() => done.add(n)));
+    await until(() => batches.length === 3);
+    await tick(10);
+    // Three in flight, the fourth waits for a slot.
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
+    gates[1]!.resolve();
+    await until(() => done.has(4));
+    expect([...done].sort()).toEqual([3, 4]);
+    await until(() => batches.length === 4);
+    expect(batches[3]).toEqual([7, 8]);
+    gates[0]!.reject(new Error('broker away'));
+    await expect(answers[0]).rejects.toThrow('broker away');
+    await expect(answers[1]).rejects.toThrow('broker away');
+    gates[2]!.resolve();
+    gates[3]!.resolve();
+    await Promise.all(answers.slice(2));
+    expect(maxInFlight()).toBe(3);
+    expect(batcher.pendingBytes).toBe(0);
+  });
+
+  it('drains only when every batch in flight has settled', async () => {
+    const { batcher, batches, gates } = recorder({ maxBatchRecords: 1, lingerMs: 0, maxInFlight: 2 });
+    const answers = [1, 2].map((n) => batcher.add(n, 5));
+    await until(() => batches.length === 2);
+    let drained = false;
+    const draining = batcher.drain().then(() => {
+      drained = true;
+    });
+    gates[1]!.resolve();
+    await tick(10);
+    expect(drained).toBe(false);
+    expect(batcher.pendingBytes).toBe(5);
+    gates[0]!.resolve();
+    await draining;
+    await Promise.all(answers);
+  });
+
+  it('never has two sends in flight by default', async () => {
     const { batcher, gates, maxInFlight } = recorder({ maxBatchRecords: 3, lingerMs: 0 });
     const answers = Array.from({ length: 20 }, (_, n) => batcher.add(n, 1));
     const release = setInterval(() => {
