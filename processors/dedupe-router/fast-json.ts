@@ -83,6 +83,12 @@ function parseEscapedString(quoteAt: number): string {
 
 function parseNumber(): LosslessNumber {
   const start = i;
+  skipNumber();
+  return new LosslessNumber(text.slice(start, i));
+}
+
+/** Moves past a number (lossless-json's grammar). */
+function skipNumber(): void {
   if (text.charCodeAt(i) === MINUS) i++;
   const first = text.charCodeAt(i);
   if (first === ZERO) i++;
@@ -103,7 +109,6 @@ function parseNumber(): LosslessNumber {
     if (!isDigit(text.charCodeAt(i))) throw GIVE_UP;
     while (isDigit(text.charCodeAt(i))) i++;
   }
-  return new LosslessNumber(text.slice(start, i));
 }
 
 function parseKeyword<T>(word: string, value: T): T {
@@ -194,6 +199,108 @@ export function parseJsonFast(source: string): JsonValue | typeof NOT_HANDLED {
   } finally {
     // Not kept alive by this module until the next parse.
     text = '';
+  }
+}
+
+/** GraphQL's type discriminator: flattenFields (field-paths.ts) leaves it out at every depth. */
+const TYPENAME = '__typename';
+
+/** The keys of the objects being flattened (a stack to `flatTop`: each object compares its keys with its own). */
+const flatKeys: string[] = [];
+let flatTop = 0;
+
+/**
+ * At `{`: its leaves into `out` under `prefix`, as flattenFields and scalarText read the parsed object.
+ * Returns false when it has no key but `__typename` (then it is a leaf itself: the caller parses it).
+ */
+function flattenObject(prefix: string, out: Map<string, string | null>): boolean {
+  i++;
+  skipWhitespace();
+  if (text.charCodeAt(i) === CLOSE_BRACE) {
+    i++;
+    return false;
+  }
+  const base = flatTop;
+  let walked = false;
+  for (;;) {
+    if (text.charCodeAt(i) !== QUOTE) throw GIVE_UP;
+    const key = parseString();
+    // As parseObject: a key given twice and `__proto__` are lossless-json's. An empty key or one with a
+    // dot could give two leaves one path, and which value wins is the parsed object's key order.
+    if (key === '__proto__' || key === '' || key.includes('.')) throw GIVE_UP;
+    for (let k = base; k < flatTop; k++) if (flatKeys[k] === key) throw GIVE_UP;
+    flatKeys[flatTop++] = key;
+    skipWhitespace();
+    if (text.charCodeAt(i) !== COLON) throw GIVE_UP;
+    i++;
+    if (key === TYPENAME) parseValue();
+    else {
+      walked = true;
+      flattenValue(prefix === '' ? key : `${prefix}.${key}`, out);
+    }
+    const c = text.charCodeAt(i);
+    if (c === COMMA) {
+      i++;
+      skipWhitespace();
+    } else if (c === CLOSE_BRACE) {
+      i++;
+      flatTop = base;
+      return walked;
+    } else throw GIVE_UP;
+  }
+}
+
+/** A member's value with the whitespace around it: its leaves, or itself as a leaf, into `out`. */
+function flattenValue(path: string, out: Map<string, string | null>): void {
+  skipWhitespace();
+  const c = text.charCodeAt(i);
+  if (c === QUOTE) out.set(path, parseString());
+  else if (c === MINUS || isDigit(c)) {
+    const start = i;
+    skipNumber();
+    out.set(path, text.slice(start, i));
+  } else if (c === OPEN_BRACE) {
+    const start = i;
+    if (!flattenObject(path, out)) {
+      // Empty, or `__typename` alone: a leaf, as its compact JSON.
+      i = start;
+      out.set(path, write(parseObject()));
+    }
+  } else if (c === OPEN_BRACKET) out.set(path, write(parseArray()));
+  else if (c === 0x74) out.set(path, parseKeyword('true', 'true'));
+  else if (c === 0x66) out.set(path, parseKeyword('false', 'false'));
+  else if (c === 0x6e) out.set(path, parseKeyword('null', null));
+  else throw GIVE_UP;
+  skipWhitespace();
+}
+
+/**
+ * An object's leaves as text by dotted path, without its parse tree: into `out` (emptied first) what
+ * flattenFields and scalarText give for parseJsonText's object (strings as they are, numbers as sent,
+ * `true`/`false`, null; arrays and `__typename`-only objects as compact JSON). NOT_HANDLED for text
+ * parseJsonFast does not take on, for anything but an object, and for a key with a dot.
+ */
+export function flattenJsonFast(
+  source: string,
+  out: Map<string, string | null>,
+): Map<string, string | null> | typeof NOT_HANDLED {
+  text = source;
+  i = 0;
+  length = source.length;
+  out.clear();
+  flatTop = 0;
+  try {
+    skipWhitespace();
+    if (text.charCodeAt(i) !== OPEN_BRACE) return NOT_HANDLED;
+    flattenObject('', out);
+    skipWhitespace();
+    return i === length ? out : NOT_HANDLED;
+  } catch {
+    return NOT_HANDLED;
+  } finally {
+    text = '';
+    // Not kept alive by this module either.
+    flatKeys.length = 0;
   }
 }
 

@@ -13,6 +13,7 @@
 //   remember more than its current winner: a candidate that loses now may win once a deletion
 //   removes the winner. Each field keeps the candidates no other candidate beats on both clocks
 //   (a Pareto frontier: in practice one, rarely two).
+import { flattenJsonFast, NOT_HANDLED } from '../dedupe-router/fast-json.js';
 import { flattenFields } from '../dedupe-router/field-paths.js';
 import { parseInstant } from '../dedupe-router/instant.js';
 import { isJsonObject, parseJsonText, scalarText } from '../dedupe-router/parse-body.js';
@@ -197,10 +198,19 @@ function addToFrontier(frontier: readonly Candidate[], candidate: Candidate): Ca
   return kept.sort(compareVersions);
 }
 
-/** The values of the event's leaves, as text, by path. */
+/** The map eventValues fills for the event being merged (one at a time): not one per event. */
+const flatValues = new Map<string, string | null>();
+
+/** The values of the event's leaves, as text, by path (valid until the next call). */
 function eventValues(event: MergeEvent): Map<string, string | null> {
+  if (event.fields.length === 0) {
+    flatValues.clear();
+    return flatValues;
+  }
+  // Read from the text in one pass; lossless-json's tree and flattenFields for what that does not take on.
+  const fast = flattenJsonFast(event.data, flatValues);
+  if (fast !== NOT_HANDLED) return fast;
   const out = new Map<string, string | null>();
-  if (event.fields.length === 0) return out;
   const record = parseJsonText(event.data);
   if (!isJsonObject(record)) return out;
   for (const [path, value] of flattenFields(record)) out.set(path, scalarText(value));
