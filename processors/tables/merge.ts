@@ -313,7 +313,9 @@ function sameTable(a: TableFields | null | undefined, b: TableFields | null | un
   return ak.length === Object.keys(b).length && ak.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
 }
 
-// Paths come from senders' JSON: `__proto__` must be a plain key, not the prototype.
+// Paths come from senders' JSON: `__proto__` must be a plain key, not the prototype. Not Object.create(null):
+// V8 makes that a dictionary, which Object.assign, spreads, Object.entries and JSON.stringify read several
+// times slower than an empty literal whose prototype is taken away (it keeps fast properties).
 function nullRecord<T>(): Record<string, T> {
-  return Object.create(null) as Record<string, T>;
+  return Object.setPrototypeOf({}, null) as Record<string, T>;
 }
