@@ -205,15 +205,31 @@ export function parseJsonFast(source: string): JsonValue | typeof NOT_HANDLED {
 /** GraphQL's type discriminator: flattenFields (field-paths.ts) leaves it out at every depth. */
 const TYPENAME = '__typename';
 
+/** An object's leaves as flattenJsonFast reads them: `count` paths and their values, in the text's order. */
+export interface Leaves {
+  paths: string[];
+  values: (string | null)[];
+  count: number;
+}
+
+/** The leaves being read (one text at a time, as the parse's own state). */
+let leaves: Leaves = { paths: [], values: [], count: 0 };
+
 /** The keys of the objects being flattened (a stack to `flatTop`: each object compares its keys with its own). */
 const flatKeys: string[] = [];
 let flatTop = 0;
 
+function addLeaf(path: string, value: string | null): void {
+  const n = leaves.count++;
+  leaves.paths[n] = path;
+  leaves.values[n] = value;
+}
+
 /**
- * At `{`: its leaves into `out` under `prefix`, as flattenFields and scalarText read the parsed object.
- * Returns false when it has no key but `__typename` (then it is a leaf itself: the caller parses it).
+ * At `{`: its leaves under `prefix`, as flattenFields and scalarText read the parsed object. Returns
+ * false when it has no key but `__typename` (then it is a leaf itself: the caller parses it).
  */
-function flattenObject(prefix: string, out: Map<string, string | null>): boolean {
+function flattenObject(prefix: string): boolean {
   i++;
   skipWhitespace();
   if (text.charCodeAt(i) === CLOSE_BRACE) {
@@ -236,7 +252,7 @@ function flattenObject(prefix: string, out: Map<string, string | null>): boolean
     if (key === TYPENAME) parseValue();
     else {
       walked = true;
-      flattenValue(prefix === '' ? key : `${prefix}.${key}`, out);
+      flattenValue(prefix === '' ? key : `${prefix}.${key}`);
     }
     const c = text.charCodeAt(i);
     if (c === COMMA) {
@@ -250,58 +266,60 @@ function flattenObject(prefix: string, out: Map<string, string | null>): boolean
   }
 }
 
-/** A member's value with the whitespace around it: its leaves, or itself as a leaf, into `out`. */
-function flattenValue(path: string, out: Map<string, string | null>): void {
+/** A member's value with the whitespace around it: its leaves, or itself as a leaf. */
+function flattenValue(path: string): void {
   skipWhitespace();
   const c = text.charCodeAt(i);
-  if (c === QUOTE) out.set(path, parseString());
+  if (c === QUOTE) addLeaf(path, parseString());
   else if (c === MINUS || isDigit(c)) {
     const start = i;
     skipNumber();
-    out.set(path, text.slice(start, i));
+    addLeaf(path, text.slice(start, i));
   } else if (c === OPEN_BRACE) {
     const start = i;
-    if (!flattenObject(path, out)) {
+    if (!flattenObject(path)) {
       // Empty, or `__typename` alone: a leaf, as its compact JSON.
       i = start;
-      out.set(path, write(parseObject()));
+      addLeaf(path, write(parseObject()));
     }
-  } else if (c === OPEN_BRACKET) out.set(path, write(parseArray()));
-  else if (c === 0x74) out.set(path, parseKeyword('true', 'true'));
-  else if (c === 0x66) out.set(path, parseKeyword('false', 'false'));
-  else if (c === 0x6e) out.set(path, parseKeyword('null', null));
+  } else if (c === OPEN_BRACKET) addLeaf(path, write(parseArray()));
+  else if (c === 0x74) addLeaf(path, parseKeyword('true', 'true'));
+  else if (c === 0x66) addLeaf(path, parseKeyword('false', 'false'));
+  else if (c === 0x6e) addLeaf(path, parseKeyword('null', null));
   else throw GIVE_UP;
   skipWhitespace();
 }
 
 /**
- * An object's leaves as text by dotted path, without its parse tree: into `out` (emptied first) what
- * flattenFields and scalarText give for parseJsonText's object (strings as they are, numbers as sent,
- * `true`/`false`, null; arrays and `__typename`-only objects as compact JSON). NOT_HANDLED for text
- * parseJsonFast does not take on, for anything but an object, and for a key with a dot.
+ * An object's leaves as text by dotted path, without its parse tree: into `out` (from its start)
+ * what flattenFields and scalarText give for parseJsonText's object (strings as they are, numbers as
+ * sent, `true`/`false`, null; arrays and `__typename`-only objects as compact JSON), each path once.
+ * False (and `out` empty) for text parseJsonFast does not take on, for anything but an object, and for
+ * an empty key or one with a dot.
  */
-export function flattenJsonFast(
-  source: string,
-  out: Map<string, string | null>,
-): Map<string, string | null> | typeof NOT_HANDLED {
+export function flattenJsonFast(source: string, out: Leaves): boolean {
   text = source;
   i = 0;
   length = source.length;
-  out.clear();
+  leaves = out;
+  out.count = 0;
   flatTop = 0;
+  let read = false;
   try {
     skipWhitespace();
-    if (text.charCodeAt(i) !== OPEN_BRACE) return NOT_HANDLED;
-    flattenObject('', out);
-    skipWhitespace();
-    return i === length ? out : NOT_HANDLED;
+    if (text.charCodeAt(i) === OPEN_BRACE) {
+      flattenObject('');
+      skipWhitespace();
+      read = i === length;
+    }
   } catch {
-    return NOT_HANDLED;
+    // GIVE_UP, or anything else (nesting deeper than the stack): the tree decides.
   } finally {
     text = '';
-    // Not kept alive by this module either.
-    flatKeys.length = 0;
   }
+  // Nothing of a text given up on.
+  if (!read) out.count = 0;
+  return read;
 }
 
 /**
