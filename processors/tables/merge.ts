@@ -210,9 +210,13 @@ function addToFrontier(frontier: readonly Candidate[], candidate: Candidate): Ca
  */
 const leaves: Leaves = { paths: [], values: [], count: 0 };
 
+/** The leaves' indexes by path, for an event with many whose fields are not in its data's order. */
+let leafAt: Map<string, number> | undefined;
+
 /** Reads the event's leaves into `leaves` (valid until the next call). */
 function readLeaves(event: MergeEvent): void {
   leaves.count = 0;
+  leafAt = undefined;
   if (event.fields.length === 0) return;
   // Read from the text in one pass; lossless-json's tree and flattenFields for what that does not take on.
   if (flattenJsonFast(event.data, leaves)) return;
@@ -226,12 +230,20 @@ function readLeaves(event: MergeEvent): void {
 
 /**
  * Where `path` is in `leaves` (-1: not a leaf of the data). An event lists its fields in its data's
- * order, so the leaf at the field's own index is tried first; the search is for any other.
+ * order, so the leaf at the field's own index is tried first; then a search, or for many leaves an index
+ * (a search per field would be quadratic).
  */
 function leafIndex(path: string, hint: number): number {
   if (hint < leaves.count && leaves.paths[hint] === path) return hint;
-  for (let k = 0; k < leaves.count; k++) if (leaves.paths[k] === path) return k;
-  return -1;
+  if (leaves.count <= 16) {
+    for (let k = 0; k < leaves.count; k++) if (leaves.paths[k] === path) return k;
+    return -1;
+  }
+  if (leafAt === undefined) {
+    leafAt = new Map();
+    for (let k = 0; k < leaves.count; k++) leafAt.set(leaves.paths[k]!, k);
+  }
+  return leafAt.get(path) ?? -1;
 }
 
 /**

@@ -102,6 +102,15 @@ function flattenedByTree(text: string): Map<string, string | null> {
   return out;
 }
 
+/** A record with many leaves (more than the merge searches for a field out of its data's order). */
+const wideObjectText: fc.Arbitrary<string> = fc
+  .uniqueArray(fc.tuple(fc.oneof(key, fc.string({ minLength: 1, maxLength: 4 })), leafText), {
+    selector: ([k]) => k,
+    minLength: 17,
+    maxLength: 40,
+  })
+  .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`);
+
 const webhookId = fc.constantFrom('a', 'b', 'aa', 'é', 'e\u0301', '\u{1F600}', 'z');
 const eventArb = fc
   .record({
@@ -110,14 +119,17 @@ const eventArb = fc
     // One event in four a deletion.
     deleted: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
     occurredAt: fc.integer({ min: 0, max: 4 }),
-    data: objectText,
+    data: fc.oneof({ weight: 4, arbitrary: objectText }, { weight: 1, arbitrary: wideObjectText }),
     extraPaths: fc.array(fc.constantFrom('missing', 'commission.status', 'a'), { maxLength: 2 }),
     dropSome: fc.boolean(),
+    // Fields listed in another order than the data's (the merge looks them up, not at the same index).
+    reversed: fc.boolean(),
   })
-  .map(({ extraPaths, dropSome, ...e }): MergeEvent => {
+  .map(({ extraPaths, dropSome, reversed, ...e }): MergeEvent => {
     const record = parseJsonText(e.data);
     const paths = isJsonObject(record) ? fieldPaths(record) : [];
-    return { ...e, fields: [...(dropSome ? paths.filter((_, i) => i % 2 === 0) : paths), ...extraPaths] };
+    const fields = [...(dropSome ? paths.filter((_, i) => i % 2 === 0) : paths), ...extraPaths];
+    return { ...e, fields: reversed ? fields.reverse() : fields };
   });
 const step = fc.record({ key: fc.constantFrom('k1', 'k2'), event: eventArb, restore: fc.boolean() });
 
