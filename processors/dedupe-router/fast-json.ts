@@ -117,32 +117,50 @@ function parseKeyword<T>(word: string, value: T): T {
   return value;
 }
 
-function parseObject(): JsonObject {
+/** At `{`: moves into the object; true when it is empty (then past it). */
+function enterObject(): boolean {
   i++;
-  const object: JsonObject = {};
   skipWhitespace();
-  if (text.charCodeAt(i) === CLOSE_BRACE) {
+  if (text.charCodeAt(i) !== CLOSE_BRACE) return false;
+  i++;
+  return true;
+}
+
+/** At a key's opening quote: the key, moved past it and its colon. */
+function readKey(): string {
+  if (text.charCodeAt(i) !== QUOTE) throw GIVE_UP;
+  const key = parseString();
+  skipWhitespace();
+  if (text.charCodeAt(i) !== COLON) throw GIVE_UP;
+  i++;
+  return key;
+}
+
+/** After a member's value: true past the object's closing brace, false past a comma. */
+function lastMember(): boolean {
+  const c = text.charCodeAt(i);
+  if (c === COMMA) {
     i++;
-    return object;
+    skipWhitespace();
+    return false;
   }
-  for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) throw GIVE_UP;
-    const key = parseString();
+  if (c === CLOSE_BRACE) {
+    i++;
+    return true;
+  }
+  throw GIVE_UP;
+}
+
+function parseObject(): JsonObject {
+  const object: JsonObject = {};
+  if (enterObject()) return object;
+  do {
+    const key = readKey();
     // lossless-json decides on a key given twice (equal values, or an error) and defines `__proto__`.
     if (key === '__proto__' || Object.hasOwn(object, key)) throw GIVE_UP;
-    skipWhitespace();
-    if (text.charCodeAt(i) !== COLON) throw GIVE_UP;
-    i++;
     object[key] = parseValue();
-    const c = text.charCodeAt(i);
-    if (c === COMMA) {
-      i++;
-      skipWhitespace();
-    } else if (c === CLOSE_BRACE) {
-      i++;
-      return object;
-    } else throw GIVE_UP;
-  }
+  } while (!lastMember());
+  return object;
 }
 
 function parseArray(): JsonValue[] {
@@ -230,40 +248,24 @@ function addLeaf(path: string, value: string | null): void {
  * false when it has no key but `__typename` (then it is a leaf itself: the caller parses it).
  */
 function flattenObject(prefix: string): boolean {
-  i++;
-  skipWhitespace();
-  if (text.charCodeAt(i) === CLOSE_BRACE) {
-    i++;
-    return false;
-  }
+  if (enterObject()) return false;
   const base = flatTop;
   let walked = false;
-  for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) throw GIVE_UP;
-    const key = parseString();
+  do {
+    const key = readKey();
     // As parseObject: a key given twice and `__proto__` are lossless-json's. An empty key or one with a
     // dot could give two leaves one path, and which value wins is the parsed object's key order.
     if (key === '__proto__' || key === '' || key.includes('.')) throw GIVE_UP;
     for (let k = base; k < flatTop; k++) if (flatKeys[k] === key) throw GIVE_UP;
     flatKeys[flatTop++] = key;
-    skipWhitespace();
-    if (text.charCodeAt(i) !== COLON) throw GIVE_UP;
-    i++;
     if (key === TYPENAME) parseValue();
     else {
       walked = true;
       flattenValue(prefix === '' ? key : `${prefix}.${key}`);
     }
-    const c = text.charCodeAt(i);
-    if (c === COMMA) {
-      i++;
-      skipWhitespace();
-    } else if (c === CLOSE_BRACE) {
-      i++;
-      flatTop = base;
-      return walked;
-    } else throw GIVE_UP;
-  }
+  } while (!lastMember());
+  flatTop = base;
+  return walked;
 }
 
 /** A member's value with the whitespace around it: its leaves, or itself as a leaf. */
