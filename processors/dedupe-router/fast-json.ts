@@ -83,6 +83,12 @@ function parseEscapedString(quoteAt: number): string {
 
 function parseNumber(): LosslessNumber {
   const start = i;
+  skipNumber();
+  return new LosslessNumber(text.slice(start, i));
+}
+
+/** Moves past a number (lossless-json's grammar). */
+function skipNumber(): void {
   if (text.charCodeAt(i) === MINUS) i++;
   const first = text.charCodeAt(i);
   if (first === ZERO) i++;
@@ -103,7 +109,6 @@ function parseNumber(): LosslessNumber {
     if (!isDigit(text.charCodeAt(i))) throw GIVE_UP;
     while (isDigit(text.charCodeAt(i))) i++;
   }
-  return new LosslessNumber(text.slice(start, i));
 }
 
 function parseKeyword<T>(word: string, value: T): T {
@@ -112,32 +117,50 @@ function parseKeyword<T>(word: string, value: T): T {
   return value;
 }
 
-function parseObject(): JsonObject {
+/** At `{`: moves into the object; true when it is empty (then past it). */
+function enterObject(): boolean {
   i++;
-  const object: JsonObject = {};
   skipWhitespace();
-  if (text.charCodeAt(i) === CLOSE_BRACE) {
+  if (text.charCodeAt(i) !== CLOSE_BRACE) return false;
+  i++;
+  return true;
+}
+
+/** At a key's opening quote: the key, moved past it and its colon. */
+function readKey(): string {
+  if (text.charCodeAt(i) !== QUOTE) throw GIVE_UP;
+  const key = parseString();
+  skipWhitespace();
+  if (text.charCodeAt(i) !== COLON) throw GIVE_UP;
+  i++;
+  return key;
+}
+
+/** After a member's value: true past the object's closing brace, false past a comma. */
+function lastMember(): boolean {
+  const c = text.charCodeAt(i);
+  if (c === COMMA) {
     i++;
-    return object;
+    skipWhitespace();
+    return false;
   }
-  for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) throw GIVE_UP;
-    const key = parseString();
+  if (c === CLOSE_BRACE) {
+    i++;
+    return true;
+  }
+  throw GIVE_UP;
+}
+
+function parseObject(): JsonObject {
+  const object: JsonObject = {};
+  if (enterObject()) return object;
+  do {
+    const key = readKey();
     // lossless-json decides on a key given twice (equal values, or an error) and defines `__proto__`.
     if (key === '__proto__' || Object.hasOwn(object, key)) throw GIVE_UP;
-    skipWhitespace();
-    if (text.charCodeAt(i) !== COLON) throw GIVE_UP;
-    i++;
     object[key] = parseValue();
-    const c = text.charCodeAt(i);
-    if (c === COMMA) {
-      i++;
-      skipWhitespace();
-    } else if (c === CLOSE_BRACE) {
-      i++;
-      return object;
-    } else throw GIVE_UP;
-  }
+  } while (!lastMember());
+  return object;
 }
 
 function parseArray(): JsonValue[] {
@@ -195,6 +218,110 @@ export function parseJsonFast(source: string): JsonValue | typeof NOT_HANDLED {
     // Not kept alive by this module until the next parse.
     text = '';
   }
+}
+
+/** GraphQL's type discriminator: flattenFields (field-paths.ts) leaves it out at every depth. */
+const TYPENAME = '__typename';
+
+/** An object's leaves as flattenJsonFast reads them: `count` paths and their values, in the text's order. */
+export interface Leaves {
+  paths: string[];
+  values: (string | null)[];
+  count: number;
+}
+
+/** The leaves being read (one text at a time, as the parse's own state). */
+let leaves: Leaves = { paths: [], values: [], count: 0 };
+
+/** The keys of the objects being flattened (a stack to `flatTop`: each object compares its keys with its own). */
+const flatKeys: string[] = [];
+let flatTop = 0;
+
+function addLeaf(path: string, value: string | null): void {
+  const n = leaves.count++;
+  leaves.paths[n] = path;
+  leaves.values[n] = value;
+}
+
+/**
+ * At `{`: its leaves under `prefix`, as flattenFields and scalarText read the parsed object. Returns
+ * false when it has no key but `__typename` (then it is a leaf itself: the caller parses it).
+ */
+function flattenObject(prefix: string): boolean {
+  if (enterObject()) return false;
+  const base = flatTop;
+  let walked = false;
+  do {
+    const key = readKey();
+    // As parseObject: a key given twice and `__proto__` are lossless-json's. An empty key or one with a
+    // dot could give two leaves one path, and which value wins is the parsed object's key order.
+    if (key === '__proto__' || key === '' || key.includes('.')) throw GIVE_UP;
+    for (let k = base; k < flatTop; k++) if (flatKeys[k] === key) throw GIVE_UP;
+    flatKeys[flatTop++] = key;
+    if (key === TYPENAME) parseValue();
+    else {
+      walked = true;
+      flattenValue(prefix === '' ? key : `${prefix}.${key}`);
+    }
+  } while (!lastMember());
+  flatTop = base;
+  return walked;
+}
+
+/** A member's value with the whitespace around it: its leaves, or itself as a leaf. */
+function flattenValue(path: string): void {
+  skipWhitespace();
+  const c = text.charCodeAt(i);
+  if (c === QUOTE) addLeaf(path, parseString());
+  else if (c === MINUS || isDigit(c)) {
+    const start = i;
+    skipNumber();
+    addLeaf(path, text.slice(start, i));
+  } else if (c === OPEN_BRACE) {
+    const start = i;
+    if (!flattenObject(path)) {
+      // Empty, or `__typename` alone: a leaf, as its compact JSON.
+      i = start;
+      addLeaf(path, write(parseObject()));
+    }
+  } else if (c === OPEN_BRACKET) addLeaf(path, write(parseArray()));
+  else if (c === 0x74) addLeaf(path, parseKeyword('true', 'true'));
+  else if (c === 0x66) addLeaf(path, parseKeyword('false', 'false'));
+  else if (c === 0x6e) addLeaf(path, parseKeyword('null', null));
+  else throw GIVE_UP;
+  skipWhitespace();
+}
+
+/**
+ * An object's leaves as text by dotted path, without its parse tree: into `out` (from its start)
+ * what flattenFields and scalarText give for parseJsonText's object (strings as they are, numbers as
+ * sent, `true`/`false`, null; arrays and `__typename`-only objects as compact JSON), each path once.
+ * False (and `out` empty) for text parseJsonFast does not take on, for anything but an object, and for
+ * an empty key or one with a dot.
+ */
+export function flattenJsonFast(source: string, out: Leaves): boolean {
+  text = source;
+  i = 0;
+  length = source.length;
+  leaves = out;
+  out.count = 0;
+  flatTop = 0;
+  let read = false;
+  try {
+    skipWhitespace();
+    if (text.charCodeAt(i) === OPEN_BRACE) {
+      flattenObject('');
+      skipWhitespace();
+      read = i === length;
+    }
+  } catch {
+    // GIVE_UP, or anything else (nesting deeper than the stack): the tree decides.
+  } finally {
+    text = '';
+  }
+  // Nothing of a text given up on.
+  if (!read) out.count = 0;
+  return read;
 }
 
 /**

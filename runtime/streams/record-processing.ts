@@ -75,23 +75,48 @@ export class RecordProcessing<V> {
       );
   }
 
-  async #serialize(task: StreamTask<V>, outputs: readonly Outgoing[]): Promise<OutRecord[]> {
+  /**
+   * The outputs as records to send: at once when every sink serialized its value at once (its schema is
+   * cached), so the common record waits for no promise and no microtask; else a promise.
+   */
+  #serialize(task: StreamTask<V>, outputs: readonly Outgoing[]): OutRecord[] | Promise<OutRecord[]> {
     const out: OutRecord[] = [];
-    for (const o of outputs) {
+    for (let n = 0; n < outputs.length; n++) {
+      const o = outputs[n]!;
       const value = o.value === null ? null : o.sink.serialize(o.value);
-      const record: OutRecord = {
-        topic: o.sink.topic,
-        partition: o.partition,
-        key: Buffer.from(o.key, 'utf8'),
-        // Only a promise is awaited (a sink whose schema is not cached yet): the common record waits for nothing.
-        value: value instanceof Promise ? await value : value,
-        timestamp: o.timestamp,
-        headers: o.headers,
-      };
-      this.#checkSize(task, record);
-      out.push(record);
+      if (value instanceof Promise) return this.#serializeFrom(task, outputs, n, value, out);
+      out.push(this.#outRecord(task, o, value));
     }
     return out;
+  }
+
+  /** #serialize from output `n` on, whose value is still being serialized. */
+  async #serializeFrom(
+    task: StreamTask<V>,
+    outputs: readonly Outgoing[],
+    n: number,
+    pending: Promise<Buffer>,
+    out: OutRecord[],
+  ): Promise<OutRecord[]> {
+    out.push(this.#outRecord(task, outputs[n]!, await pending));
+    for (const o of outputs.slice(n + 1)) {
+      const value = o.value === null ? null : o.sink.serialize(o.value);
+      out.push(this.#outRecord(task, o, value instanceof Promise ? await value : value));
+    }
+    return out;
+  }
+
+  #outRecord(task: StreamTask<V>, o: Outgoing, value: Buffer | null): OutRecord {
+    const record: OutRecord = {
+      topic: o.sink.topic,
+      partition: o.partition,
+      key: Buffer.from(o.key, 'utf8'),
+      value,
+      timestamp: o.timestamp,
+      headers: o.headers,
+    };
+    this.#checkSize(task, record);
+    return record;
   }
 
   /** The record's changelog writes fit their topic (checked now: at commit they would fail every retry). */
@@ -219,7 +244,8 @@ export class RecordProcessing<V> {
       let serialized: OutRecord[] | undefined;
       try {
         this.#checkChangelog(task);
-        serialized = await this.#serialize(task, result.outputs);
+        const records = this.#serialize(task, result.outputs);
+        serialized = records instanceof Promise ? await records : records;
       } catch (error) {
         if (classifyRecordError(error) === 'transient') throw error;
         const reason = error instanceof OutputTooLargeError ? 'output-too-large' : 'processor-error';

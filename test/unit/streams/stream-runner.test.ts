@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERRORS, type KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import type { InputRecord, Processor, ProcessorContext } from '../../../runtime/streams/processor.js';
 import { isFencedConsumer, needsNewClients } from '../../../runtime/streams/rejoining-app.js';
 import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
 import { deferred, FakeKafka } from './fake-stream-clients.js';
-import { apps, closeApps, invalidTxnState, p0, p1, rd, start, until } from './runner-fixtures.js';
+import { apps, closeApps, invalidTxnState, p0, p1, rd, start, topology, until } from './runner-fixtures.js';
 
 afterEach(closeApps);
 
@@ -22,6 +23,39 @@ const statusOf = (app: StreamApp, partition: number) =>
   app.tasks().find((t) => t.topic === 'in' && t.partition === partition)?.status;
 
 describe('the stream runner with a fake Kafka client', () => {
+  it('sends outputs in the order forwarded, whether their sinks serialize at once or through a promise', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3, 4]);
+    const later = (v: unknown) => new Promise<Buffer>((r) => setTimeout(() => r(Buffer.from(String(v))), 1));
+    class ForwardingTwice implements Processor<number> {
+      #context!: ProcessorContext;
+      init(context: ProcessorContext) {
+        this.#context = context;
+      }
+      process(record: InputRecord<number>) {
+        this.#context.forward('out', record.key!, record.value);
+        this.#context.forward('out', record.key!, record.value * 10 + 1);
+      }
+    }
+    await start(kafka, {
+      topology: {
+        ...topology,
+        processor: { name: 'forward-twice', create: () => new ForwardingTwice() },
+        // Odd values through a promise (a schema not cached yet), even ones at once.
+        sinks: [
+          {
+            name: 'out',
+            topic: 'out',
+            serialize: (v) => (Number(v) % 2 === 1 ? later(v) : Buffer.from(String(v))),
+          },
+        ],
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.values('out').length === 8, 'every record and its second output sent');
+    expect(kafka.values('out')).toEqual([1, 11, 2, 21, 3, 31, 4, 41]);
+  });
+
   it('retries a failed restore with a back-off, names the failure in readiness, then runs the partition', async () => {
     const kafka = new FakeKafka();
     kafka.restoreSteps = [
