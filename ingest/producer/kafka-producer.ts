@@ -82,20 +82,31 @@ export function kafkaProducerConnector({
   };
 }
 
-/** A cheap cluster check for readiness while no sends happen: the raw topic's metadata, within a time bound. */
+/**
+ * A cheap cluster check for readiness while no sends happen: the raw topic's metadata, within a time bound.
+ * One check at a time; close() waits for a check under way, so a client it is still connecting is let
+ * go too (a probe due just as ingest stopped once kept the process alive after "ingest stopped").
+ */
 export function kafkaProbe({
   settings,
   topic,
   timeoutMs,
+  connectClient = () => connect(createProducer(settings, {}, 'probe'), timeoutMs),
 }: {
   settings: KafkaSettings;
   topic: string;
   timeoutMs: number;
+  /** Tests pass their own client. */
+  connectClient?: () => Promise<Producer>;
 }) {
   let client: Producer | undefined;
-  const probe = async (): Promise<void> => {
+  let checking: Promise<void> | undefined;
+  let closed = false;
+  const check = async (): Promise<void> => {
     try {
-      client ??= await connect(createProducer(settings, {}, 'probe'), timeoutMs);
+      client ??= await connectClient();
+      // Closed while connecting: the client goes below, with the error the caller gets.
+      if (closed) throw new Error('the probe is closed');
       const current = client;
       await call('metadata', (cb) =>
         current.getMetadata({ topic, timeout: timeoutMs }, (error) => cb(error)),
@@ -107,7 +118,16 @@ export function kafkaProbe({
       throw error;
     }
   };
+  const probe = (): Promise<void> => {
+    if (closed) return Promise.reject(new Error('the probe is closed'));
+    checking ??= check().finally(() => {
+      checking = undefined;
+    });
+    return checking;
+  };
   const close = async () => {
+    closed = true;
+    await checking?.catch(() => undefined);
     if (client) await disconnect(client);
     client = undefined;
   };
