@@ -337,8 +337,8 @@ async function main(): Promise<void> {
     loads.push(load());
     log(`producer perf test: ${perf.line}`);
 
-    // Targets: at least half the bare route's max sustained rate, and p99 ≤ 25 ms at half of ingest's max.
-    const reachesHalf = ingest.max >= bare.max / 2;
+    // Targets (issue #20): at least 0.9× the bare route's max sustained rate, p99 ≤ 25 ms at half of ingest's max.
+    const reachesTarget = ingest.max >= 0.9 * bare.max;
     const p99Ok = ingest.half.p99Ms <= 25;
     const cpu = cpus();
     const section = [
@@ -356,7 +356,7 @@ async function main(): Promise<void> {
       'offered, over 1 % non-200, or p99 over 1 s; such a step is run twice, the better run counts, so one burst from a neighbour',
       'does not end it). "Max sustained" is the best throughput of a step it kept.',
       `Ingest runs as \`hookledger ingest\` (LOG_LEVEL=${opts['log-level']}: a summary line every 10 s, one line per request only at debug; defaults: linger 2 ms, batches up to 500`,
-      "records, deadline 10 s; librdkafka's idempotent producer) against a raw topic of 12 partitions, replication factor 1;",
+      "records and 5 of them in flight, deadline 10 s; librdkafka's idempotent producer) against a raw topic of 12 partitions, replication factor 1;",
       "every 200 waited for its record's acks=all delivery report.",
       '',
       '### Summary',
@@ -367,7 +367,7 @@ async function main(): Promise<void> {
       `| (a) bare Fastify route, same load | ${fmt(bare.max)} | the HTTP ceiling: reads the body, answers 200; peak RSS ${fmt(bare.peakRssMiB)} MiB |`,
       `| (b) Kafka producer perf test, ${RECORD_SIZE} B, acks=all, idempotent | ${fmt(perf.recordsPerSec)} | ${opts['perf-records']} records, closed loop; latency avg ${fmt(perf.avgMs, 1)} ms, p50 ${fmt(perf.p50Ms)} ms, p99 ${fmt(perf.p99Ms)} ms; broker CPU ${fmt(perf.brokerCpuUsPerRecord)} µs/record |`,
       '',
-      `- Ingest reached ${fmt(ingest.max)}/s = ${fmt((100 * ingest.max) / bare.max)} % of the bare route's ${fmt(bare.max)}/s (target ≥ 50 %): **${reachesHalf ? 'met' : 'not met'}**. Kafka alone (b) takes ${fmt(perf.recordsPerSec)}/s.`,
+      `- Ingest reached ${fmt(ingest.max)}/s = ${fmt(ingest.max / bare.max, 2)}× the bare route's ${fmt(bare.max)}/s (target ≥ 0.9×): **${reachesTarget ? 'met' : 'not met'}**. Kafka alone (b) takes ${fmt(perf.recordsPerSec)}/s.`,
       `- At half its max (${fmt(ingest.half.offeredRate)}/s offered): p50 ${fmt(ingest.half.p50Ms, 1)} ms, p99 ${fmt(ingest.half.p99Ms, 1)} ms (target ≤ 25 ms): **${p99Ok ? 'met' : 'not met'}**; ingest CPU ${fmt(ingest.half.cpuUsPerRequest)} µs/request, broker CPU ${fmt(ingest.half.brokerCpuUsPerRequest)} µs/request.`,
       `  Measured inside ingest (its request-duration histogram, so without the load generator's own queueing): ${fmt(100 * ingest.serverWithin.ms25, 2)} % of the 200s within 25 ms, ${fmt(100 * ingest.serverWithin.ms50, 2)} % within 50 ms.`,
       '',
