@@ -321,6 +321,51 @@ describe('a record that fails every time', () => {
   });
 });
 
+describe('a sink that refuses a value at once (no promise)', () => {
+  it('sends none of the record’s outputs, dead-letters it, and its partition reads on past it', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 99, 3]);
+    const reasons: string[] = [];
+    const dead = deadLettersTo((failure) => reasons.push(failure.reason));
+    /** Forwards each value to `out`, then to `copy`, whose sink throws for 99 after `out` serialized it. */
+    class ForwardingTwice extends Forwarding {
+      #context!: ProcessorContext;
+      override init(context: ProcessorContext) {
+        super.init(context);
+        this.#context = context;
+      }
+      override process(record: InputRecord<number>) {
+        super.process(record);
+        this.#context.forward('copy', record.key!, record.value);
+      }
+    }
+    await start(kafka, {
+      topology: {
+        ...topology,
+        processor: { name: 'twice', create: () => new ForwardingTwice() },
+        sinks: [
+          ...dead.sinks,
+          {
+            name: 'copy',
+            topic: 'copy',
+            serialize: (v) => {
+              if (v === 99) throw new Error('value 99 does not fit the schema');
+              return Buffer.from(String(v));
+            },
+          },
+        ],
+        deadLetter: dead.deadLetter,
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition committed past the record');
+    expect(reasons).toEqual(['processor-error']);
+    expect(kafka.values('out')).toEqual([1, 3]);
+    expect(kafka.values('copy')).toEqual([1, 3]);
+    expect(kafka.values('dlq')).toEqual([99]);
+  });
+});
+
 describe('where a restored partition starts', () => {
   it('is moved to the committed offset while still paused, so nothing from where it stood is handed over', async () => {
     const kafka = new FakeKafka();
