@@ -47,6 +47,16 @@ function two(bytes: Uint8Array, at: number): number {
   return digit(bytes, at) * 10 + digit(bytes, at + 1);
 }
 
+/** The other forms: parseInstant of the bytes as text (a plain function: a closure made per call cost more than the parse). */
+function asText(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  zonelessOffsetMinutes?: number,
+): number | undefined {
+  return parseInstant(bytes.toString('latin1', start, end), zonelessOffsetMinutes);
+}
+
 /**
  * parseInstant of the ASCII text `bytes[start, end)`, read from the bytes in its common form
  * (`2026-11-20T10:15:30`, an optional fraction, then `Z` or `±hh:mm`) without a string or a regular
@@ -58,12 +68,13 @@ export function parseInstantBytes(
   end: number,
   zonelessOffsetMinutes?: number,
 ): number | undefined {
-  const text = () => parseInstant(bytes.toString('latin1', start, end), zonelessOffsetMinutes);
-  if (end - start < 20) return text();
+  if (end - start < 20) return asText(bytes, start, end, zonelessOffsetMinutes);
   const b = start;
   const t = bytes[b + 10];
-  if (bytes[b + 4] !== 0x2d || bytes[b + 7] !== 0x2d || (t !== 0x54 && t !== 0x74)) return text();
-  if (bytes[b + 13] !== 0x3a || bytes[b + 16] !== 0x3a) return text();
+  if (bytes[b + 4] !== 0x2d || bytes[b + 7] !== 0x2d || (t !== 0x54 && t !== 0x74))
+    return asText(bytes, start, end, zonelessOffsetMinutes);
+  if (bytes[b + 13] !== 0x3a || bytes[b + 16] !== 0x3a)
+    return asText(bytes, start, end, zonelessOffsetMinutes);
   const year = two(bytes, b) * 100 + two(bytes, b + 2);
   const month = two(bytes, b + 5);
   const day = two(bytes, b + 8);
@@ -71,7 +82,8 @@ export function parseInstantBytes(
   const minute = two(bytes, b + 14);
   const second = two(bytes, b + 17);
   // NaN when a digit is not one: the text's form is not this one.
-  if (Number.isNaN(year + month + day + hour + minute + second)) return text();
+  if (Number.isNaN(year + month + day + hour + minute + second))
+    return asText(bytes, start, end, zonelessOffsetMinutes);
   let at = b + 19;
   let millis = 0;
   const separator = bytes[at];
@@ -83,7 +95,7 @@ export function parseInstantBytes(
       if (at - first < 3) millis += digit(bytes, at) * (at - first === 0 ? 100 : at - first === 1 ? 10 : 1);
       at++;
     }
-    if (at === first) return text();
+    if (at === first) return asText(bytes, start, end, zonelessOffsetMinutes);
   }
   let offset: number;
   const zone = bytes[at];
@@ -91,10 +103,10 @@ export function parseInstantBytes(
   else if ((zone === 0x2b || zone === 0x2d) && at + 6 === end && bytes[at + 3] === 0x3a) {
     const offsetHours = two(bytes, at + 1);
     const offsetMinutes = two(bytes, at + 4);
-    if (Number.isNaN(offsetHours + offsetMinutes)) return text();
+    if (Number.isNaN(offsetHours + offsetMinutes)) return asText(bytes, start, end, zonelessOffsetMinutes);
     if (offsetHours > 23 || offsetMinutes > 59) return undefined;
     offset = (zone === 0x2d ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
-  } else return text();
+  } else return asText(bytes, start, end, zonelessOffsetMinutes);
   return instant(year, month, day, hour, minute, second, millis, offset);
 }
 
