@@ -3,8 +3,10 @@
 
 // A zone is required unless the caller names one: a local time would otherwise be read in the
 // processor's own time zone, and a replay on another machine could then order events differently.
+// The offset may be ±hh:mm, ±hhmm or ±hh: the contract's dates are ISO 8601, which writes a whole-hour
+// offset as ±hh, and refusing one would dead-letter a delivery the contract allows.
 const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 
 /**
  * The instant a date-time names, in epoch milliseconds (fractions below a millisecond are

@@ -31,6 +31,25 @@ describe('parseInstant', () => {
     expect(parseInstant(text)).toBeUndefined();
   });
 
+  // ISO 8601 writes a whole-hour offset as ±hh too; the contract asks for ISO 8601, not RFC 3339.
+  it.each([
+    ['2026-11-20T11:15:00+01', '2026-11-20T10:15:00.000Z'],
+    ['2026-11-20T05:15:00.5-05', '2026-11-20T10:15:00.500Z'],
+    ['2026-11-20T10:15+00', '2026-11-20T10:15:00.000Z'],
+  ])('an offset in whole hours: %s is %s', (text, iso) => {
+    expect(parseInstant(text)).toBe(Date.parse(iso));
+    expect(parseInstant(text, 60)).toBe(Date.parse(iso));
+  });
+
+  it.each([
+    '2026-11-20T10:15:00+1',
+    '2026-11-20T10:15:00+01:',
+    '2026-11-20T10:15:00+011',
+    '2026-11-20T10:15:00+24',
+  ])('an offset that is not ±hh, ±hhmm or ±hh:mm does not parse: %s', (text) => {
+    expect(parseInstant(text)).toBeUndefined();
+  });
+
   it('keeps years below 100 as they are', () => {
     expect(new Date(parseInstant('0050-01-01T00:00:00Z')!).getUTCFullYear()).toBe(50);
   });

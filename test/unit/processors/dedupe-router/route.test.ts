@@ -363,6 +363,34 @@ describe('route() with WEBHOOK_DATE_ZONE set', () => {
   });
 });
 
+describe('route() on the ISO 8601 date-times the contract allows', () => {
+  it('routes a webhook.date whose offset is in whole hours (±hh) at the instant it names', () => {
+    const payload = body({ webhook: { id: 'wh_1', trigger: 'UserAdded', date: '2026-11-20T13:00:00+01' } });
+    const decision = route(envelopeFor(payload));
+    expect(decision.kind).toBe('routed');
+    expect(entityEvent(decision).occurredAt).toBe(Date.parse('2026-11-20T12:00:00Z'));
+  });
+
+  it('takes a commission.statusDate with a whole-hour offset, and orders by its instant', () => {
+    const root = {
+      __typename: 'EnergySwitch',
+      id: 'es_1',
+      commission: { status: 'commissionExpected', statusDate: '2026-11-20T09:00:00-03' },
+    };
+    const payload = body({
+      webhook: { id: 'wh_1', trigger: 'EnergySwitchUpdated', date: '2026-11-20T12:00:00Z' },
+      data: { getEnergySwitch: root },
+    });
+    const decision = route(envelopeFor(payload));
+    expect(decision.kind).toBe('routed');
+    const commission = decision.outputs.find((o) => o.topic === 'entity.energy-switch-commission');
+    expect(commission?.value).toMatchObject({
+      statusDate: '2026-11-20T09:00:00-03',
+      statusAt: Date.parse('2026-11-20T12:00:00Z'),
+    });
+  });
+});
+
 describe('route() against replays: the age of webhook.date when ingest received it', () => {
   const HOUR = 3_600_000;
   const settings = { maxAgeMs: 73 * HOUR, maxAheadMs: 5 * 60_000 };
