@@ -343,11 +343,15 @@ const environment = z.object({
 
 /** Rules across variables, each reported on the variable to change. */
 const consistentEnvironment = environment.superRefine((config, ctx) => {
-  if (config.DEDUPE_WINDOW < config.WEBHOOK_MAX_AGE)
+  // A delivery dated up to WEBHOOK_MAX_AHEAD after its receipt is still accepted WEBHOOK_MAX_AGE after its
+  // date: a retry of it may come that long after the first delivery was received, and the id must still be
+  // remembered then, or the retry is routed a second time.
+  const retriesAcceptedFor = config.WEBHOOK_MAX_AGE + config.WEBHOOK_MAX_AHEAD;
+  if (config.DEDUPE_WINDOW < retriesAcceptedFor)
     ctx.addIssue({
       code: 'custom',
       path: ['DEDUPE_WINDOW'],
-      message: `must be at least WEBHOOK_MAX_AGE (${config.WEBHOOK_MAX_AGE / 3_600_000}h): a replay after the window would otherwise be routed again`,
+      message: `must be at least WEBHOOK_MAX_AGE + WEBHOOK_MAX_AHEAD (${formatDuration(config.WEBHOOK_MAX_AGE)} + ${formatDuration(config.WEBHOOK_MAX_AHEAD)} = ${formatDuration(retriesAcceptedFor)}): a retry accepted after the window would otherwise be routed again`,
     });
   if (config.ENRICH && config.ENRICH_ALLOWED_ENDPOINTS.size === 0)
     ctx.addIssue({

@@ -81,8 +81,20 @@ describe('configuration from the environment', () => {
 
   it("refuses a dedupe window shorter than the platform's 72 h of retries", () => {
     expect(errorOf({ ...minimal, DEDUPE_WINDOW: '48h' })).toMatch(/^DEDUPE_WINDOW: must be at least .*72h/);
-    expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '72h', WEBHOOK_MAX_AGE: '72h' }).DEDUPE_WINDOW).toBe(
-      72 * 3_600_000,
+    expect(
+      loadConfig({ ...minimal, DEDUPE_WINDOW: '72h', WEBHOOK_MAX_AGE: '72h', WEBHOOK_MAX_AHEAD: '0s' })
+        .DEDUPE_WINDOW,
+    ).toBe(72 * 3_600_000);
+  });
+
+  it('refuses a window shorter than a retry can be accepted: the age limit after a date ahead of receipt', () => {
+    // Dated 5 minutes ahead of its receipt, a delivery's retries are accepted until 72h05m after that receipt:
+    // a window of 72h would forget the id 5 minutes before its last retry is accepted, and route it again.
+    expect(errorOf({ ...minimal, DEDUPE_WINDOW: '72h', WEBHOOK_MAX_AGE: '72h' })).toMatch(
+      /^DEDUPE_WINDOW: must be at least WEBHOOK_MAX_AGE \+ WEBHOOK_MAX_AHEAD \(3d \+ 5m = 4325m\)/,
+    );
+    expect(loadConfig({ ...minimal, DEDUPE_WINDOW: '4325m', WEBHOOK_MAX_AGE: '72h' }).DEDUPE_WINDOW).toBe(
+      72 * 3_600_000 + 5 * 60_000,
     );
   });
 
@@ -95,10 +107,10 @@ describe('configuration from the environment', () => {
     );
     // The window must cover the age limit, or a replay after the window would be routed again.
     expect(errorOf({ ...minimal, DEDUPE_WINDOW: '72h' })).toMatch(
-      /^DEDUPE_WINDOW: must be at least WEBHOOK_MAX_AGE \(73h\)/,
+      /^DEDUPE_WINDOW: must be at least WEBHOOK_MAX_AGE \+ WEBHOOK_MAX_AHEAD \(73h \+ 5m/,
     );
     expect(errorOf({ ...minimal, WEBHOOK_MAX_AGE: '8d' })).toMatch(
-      /^DEDUPE_WINDOW: must be at least WEBHOOK_MAX_AGE \(192h\)/,
+      /^DEDUPE_WINDOW: must be at least WEBHOOK_MAX_AGE \+ WEBHOOK_MAX_AHEAD \(8d \+ 5m/,
     );
   });
 
