@@ -348,20 +348,32 @@ describe('route() with WEBHOOK_DATE_ZONE set', () => {
   });
 
   it("applies to webhook.date only: an energy switch's commission.statusDate still needs its zone", () => {
-    const root = {
-      __typename: 'EnergySwitch',
-      id: 'es_1',
+    const payload = energySwitchBody({
+      trigger: 'EnergySwitchAdded',
+      date: '2026-11-20T12:00:00',
       commission: { status: 'EXPECTED', statusDate: '2026-11-20T12:00:00' },
-    };
-    const payload = body({
-      webhook: { id: 'wh_1', trigger: 'EnergySwitchAdded', date: '2026-11-20T12:00:00' },
-      data: { getEnergySwitch: root },
     });
     const letter = deadLetter(route(envelopeFor(payload), { webhookDateOffsetMinutes: 0 }));
     expect(letter.reason).toBe('record-invalid');
     expect(letter.message).toContain('commission.statusDate');
   });
 });
+
+/** A delivery of energy switch es_1 with the given commission. */
+function energySwitchBody({
+  trigger,
+  date,
+  commission,
+}: {
+  trigger: string;
+  date: string;
+  commission: Record<string, unknown>;
+}) {
+  return body({
+    webhook: { id: 'wh_1', trigger, date },
+    data: { getEnergySwitch: { __typename: 'EnergySwitch', id: 'es_1', commission } },
+  });
+}
 
 describe('route() on the ISO 8601 date-times the contract allows', () => {
   it('routes a webhook.date whose offset is in whole hours (±hh) at the instant it names', () => {
@@ -372,14 +384,10 @@ describe('route() on the ISO 8601 date-times the contract allows', () => {
   });
 
   it('takes a commission.statusDate with a whole-hour offset, and orders by its instant', () => {
-    const root = {
-      __typename: 'EnergySwitch',
-      id: 'es_1',
+    const payload = energySwitchBody({
+      trigger: 'EnergySwitchUpdated',
+      date: '2026-11-20T12:00:00Z',
       commission: { status: 'commissionExpected', statusDate: '2026-11-20T09:00:00-03' },
-    };
-    const payload = body({
-      webhook: { id: 'wh_1', trigger: 'EnergySwitchUpdated', date: '2026-11-20T12:00:00Z' },
-      data: { getEnergySwitch: root },
     });
     const decision = route(envelopeFor(payload));
     expect(decision.kind).toBe('routed');
