@@ -281,6 +281,9 @@ export class RecordProcessing<V> {
     await this.cycle.begin();
     this.cycle.counted();
     task.position.processed(failing.offset);
+    // Dead-lettering undoes "the record begun last": without this that is the record before it in the
+    // transaction, whose outputs are sent, and its state writes would be dropped while they commit.
+    task.beginRecord();
     const bytes = sourceMessage(task, message, failing.offset);
     let value: V;
     if (failing.stage === 'process') {

@@ -396,3 +396,36 @@ describe('where a restored partition starts', () => {
     expect(kafka.values('out')).toEqual([]);
   });
 });
+
+describe('a record given up on after the records before it in its transaction', () => {
+  it('keeps their state writes: only the failing record is dead-lettered, the state stays with its outputs', async () => {
+    const kafka = new FakeKafka();
+    // In one batch: record 1 writes its state and is forwarded, record 2 fails every time it is read.
+    kafka.produce('in', 0, [1, 2, 3]);
+    await start(kafka, {
+      deadLetterAfterMs: 0,
+      topology: {
+        ...topology,
+        sources: [
+          {
+            topic: 'in',
+            deserialize: async ({ value }) => {
+              const v = Number(value?.toString());
+              if (v === 2) throw new TypeError('Cannot read properties of undefined');
+              return v;
+            },
+            poison: () => -1,
+          },
+        ],
+        ...deadLettersTo(() => undefined),
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition past the failing record', 10_000);
+    expect(kafka.values('out')).toEqual([1, 3]);
+    // Record 1's output is committed, so its state write must be too (else a restore, or a retry of
+    // its id, disagrees with what downstream holds).
+    const changelog = kafka.output.filter((r) => r.topic === 'in-changelog').map((r) => r.key?.toString());
+    expect(changelog).toEqual(['k1', 'k3']);
+  }, 20_000);
+});
