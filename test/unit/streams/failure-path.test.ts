@@ -11,6 +11,7 @@ import {
   classifyRecordError,
   LoopStalledError,
   RECORD_ATTEMPTS,
+  StateStoreFailedError,
 } from '../../../runtime/streams/errors.js';
 import type { InputRecord, ProcessorContext } from '../../../runtime/streams/processor.js';
 import { needsNewClients, startRejoiningApp } from '../../../runtime/streams/rejoining-app.js';
@@ -19,7 +20,7 @@ import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../../runtime/streams/topology.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { AppliedThenFailed, deferred, FakeKafka } from './fake-stream-clients.js';
-import { apps, closeApps, Forwarding, p0, p1, rd, start, topology, until } from './runner-fixtures.js';
+import { apps, closeApps, codec, Forwarding, p0, p1, rd, start, topology, until } from './runner-fixtures.js';
 
 afterEach(closeApps);
 
@@ -428,4 +429,49 @@ describe('a record given up on after the records before it in its transaction', 
     const changelog = kafka.output.filter((r) => r.topic === 'in-changelog').map((r) => r.key?.toString());
     expect(changelog).toEqual(['k1', 'k3']);
   }, 20_000);
+});
+
+describe('a store that cannot take a commit made before a revoke', () => {
+  it('stops the stage, and never reads again records whose commit went through', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 1, [1]);
+    kafka.produce('in', 0, [2]);
+    /** in[1]'s store refuses the committed writes, as a store on disk whose batch write finds the disk full. */
+    class FullDisk extends ChangelogKeyValueStore<number> {
+      override commit(): void {
+        throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
+      }
+    }
+    const app = await start(kafka, {
+      commitIntervalMs: 60_000,
+      topology: {
+        ...topology,
+        stores: [
+          {
+            name: 'last',
+            changelogTopic: () => 'in-changelog',
+            create: (partition) =>
+              partition === 1
+                ? new FullDisk('last', new MapBacking<number>(), codec)
+                : new ChangelogKeyValueStore<number>('last', new MapBacking<number>(), codec),
+          },
+        ],
+      },
+    });
+    // in[1]'s task comes first: the commit reaches its store before in[0]'s.
+    kafka.consumer.rebalance('assign', [p1, p0, p2]);
+    await until(() => kafka.sent.filter((r) => r.topic === 'out').length === 2, 'both records processed');
+
+    // in[1] revoked in order, and in[2] (nothing of it in the transaction) lost right after: the loop
+    // leaves the commit to the revoke, which commits in[1] and in[0].
+    kafka.consumer.rebalance('revoke', [p1]);
+    kafka.consumer.rebalance('revoke', [p2], true);
+    await until(() => app.failure() !== undefined, 'the stage stopped', 1_000);
+    expect(app.failure()).toBeInstanceOf(StateStoreFailedError);
+    await app.stopped;
+    expect(kafka.committed.get('in[0]')).toBe(1);
+    // The transaction committed in[0]'s offset 1: in[0] never goes back to offset 0 to send 2 again.
+    expect(kafka.log).not.toContain('seek in[0] 0');
+    expect(kafka.values('out').sort()).toEqual([1, 2]);
+  });
 });
