@@ -475,3 +475,43 @@ describe('a store that cannot take a commit made before a revoke', () => {
     expect(kafka.values('out').sort()).toEqual([1, 2]);
   });
 });
+
+describe('two records in a row that fail every time', () => {
+  it('dead-letters both: the first stays given up on when the second aborts its transaction', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3, 4]);
+    const attempts = new Map<number, number>();
+    const app = await start(kafka, {
+      deadLetterAfterMs: 0,
+      topology: {
+        ...topology,
+        sources: [
+          {
+            topic: 'in',
+            deserialize: async ({ value }) => {
+              const v = Number(value?.toString());
+              if (v !== 2 && v !== 3) return v;
+              attempts.set(v, (attempts.get(v) ?? 0) + 1);
+              throw new TypeError(`record ${v} cannot be read`);
+            },
+            poison: () => -1,
+          },
+        ],
+        ...deadLettersTo(() => undefined),
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    // Before, record 3's first failure aborted record 2's dead letter and its attempts started again:
+    // 2 and 3 took turns for ever and the partition never moved.
+    await until(
+      () => kafka.committed.get('in[0]') === 4 || (attempts.get(2) ?? 0) > RECORD_ATTEMPTS,
+      'the partition past both records, or record 2 tried again after it was given up on',
+      35_000,
+    );
+    expect(attempts.get(2)).toBe(RECORD_ATTEMPTS);
+    expect(kafka.committed.get('in[0]')).toBe(4);
+    expect(kafka.values('out')).toEqual([1, 4]);
+    expect(kafka.values('dlq')).toEqual([-1, -1]);
+    expect(app.failure()).toBeUndefined();
+  }, 40_000);
+});
