@@ -515,3 +515,36 @@ describe('two records in a row that fail every time', () => {
     expect(app.failure()).toBeUndefined();
   }, 40_000);
 });
+
+describe('a restore whose last write is refused', () => {
+  it('is retried with a back-off and named in readiness, like a read that fails, and the partition then runs', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    let refusals = 1;
+    /** Refuses the restore's final flush once, as a store on disk whose disk is full at that moment. */
+    class FullOnce extends ChangelogKeyValueStore<number> {
+      override restored(streamTime: number): void {
+        if (refusals-- > 0) throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
+        super.restored(streamTime);
+      }
+    }
+    const app = await start(kafka, {
+      topology: {
+        ...topology,
+        stores: [
+          {
+            name: 'last',
+            changelogTopic: () => 'in-changelog',
+            create: () => new FullOnce('last', new MapBacking<number>(), codec),
+          },
+        ],
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => app.tasks()[0]?.restoreFailures === 1, 'the failed restore counted', 1_000);
+    expect(app.tasks()[0]?.restoreError).toMatch(/MDB_MAP_FULL/);
+    await until(() => kafka.committed.get('in[0]') === 2, 'the partition running after a second restore');
+    expect(kafka.restores).toHaveLength(2);
+    expect(kafka.values('out')).toEqual([1, 2]);
+  });
+});
