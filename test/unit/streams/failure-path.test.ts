@@ -548,3 +548,41 @@ describe('a restore whose last write is refused', () => {
     expect(kafka.values('out')).toEqual([1, 2]);
   });
 });
+
+describe('an abort while another partition restores', () => {
+  it('leaves the restoring partition’s stream time as its changelog says', async () => {
+    const kafka = new FakeKafka();
+    const gate = deferred();
+    let failures = 0;
+    const app = await start(kafka, {
+      topology: readingWith(async (value) => {
+        if (value === 7 && failures++ === 0) throw connectionRefused();
+        return value;
+      }),
+      // in[1]'s changelog holds one record stamped 50 s; its restore then waits for the test.
+      restore: (tasks) => ({
+        done: (async () => {
+          for (const task of tasks) {
+            if (task.partition !== 1) continue;
+            task.restoreRecord('last', { key: 'k', value: Buffer.from('5'), timestamp: 50_000 });
+            await gate.promise;
+          }
+          return { durationMs: 0, records: 1 };
+        })(),
+        cancel: () => undefined,
+      }),
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => app.tasks()[0]?.status === 'running', 'in[0] running');
+    kafka.consumer.rebalance('assign', [p1]);
+    await until(() => app.tasks().find((t) => t.partition === 1)?.streamTime === 50_000, 'in[1] restoring');
+
+    // A transient failure on in[0] aborts the transaction while in[1] is still restoring.
+    kafka.produce('in', 0, [7]);
+    await until(() => kafka.log.includes('abort'), 'the transaction aborted');
+    gate.resolve();
+    await until(() => app.tasks().find((t) => t.partition === 1)?.status === 'running', 'in[1] running');
+    expect(app.tasks().find((t) => t.partition === 1)?.streamTime).toBe(50_000);
+    await until(() => kafka.committed.get('in[0]') === 1, 'in[0] past its record');
+  });
+});
