@@ -586,3 +586,36 @@ describe('an abort while another partition restores', () => {
     await until(() => kafka.committed.get('in[0]') === 1, 'in[0] past its record');
   });
 });
+
+describe('a close while the loop waits on a call that never answers', () => {
+  it('still ends once the wait is past the stall limit, and commits nothing of the record left half done', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    const never = deferred<Buffer>();
+    const app = await start(kafka, {
+      commitIntervalMs: 60_000,
+      stallTimeoutMs: 600,
+      topology: {
+        ...topology,
+        // Record 2's state is written and its output's serialization never answers.
+        sinks: [
+          { name: 'out', topic: 'out', serialize: (v) => (v === 2 ? never.promise : Buffer.from(String(v))) },
+        ],
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => /processing in\[0\] offset 1/.test(app.readiness().reasons.join()), 'the loop waiting');
+    // SIGTERM now: before, the watchdog stood down once closing began and close() waited for ever.
+    let closed = false;
+    void app.close().then(() => {
+      closed = true;
+    });
+    await until(() => closed, 'the app closed', 3_000);
+    apps.length = 0;
+    expect(kafka.openProducers).toBe(0);
+    expect(kafka.consumer.connected).toBe(false);
+    // Aborted: offset 2 would skip record 2, whose output was never sent (record 1 is simply read again).
+    expect(kafka.committed.get('in[0]')).toBeUndefined();
+    expect(kafka.output).toEqual([]);
+  });
+});
