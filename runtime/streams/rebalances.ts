@@ -2,7 +2,7 @@
 // task states (revoked, lost); the poll loop then acts on the queue: a revoke commits the open
 // transaction before the partitions are given back, a loss aborts it, an assignment makes paused tasks.
 import { errorFields } from '../log-error.js';
-import { NewClientsNeededError } from './errors.js';
+import { NewClientsNeededError, StateStoreFailedError } from './errors.js';
 import type { RestoreOrchestrator } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext } from './runner-context.js';
 import type { StandbyFollower } from './standby-follower.js';
@@ -175,9 +175,11 @@ export class Rebalances<V> {
     // Lost: another member may own them already; nothing of this transaction may commit.
     if (lost) return cycle.abort('partitions lost');
     // Revoked in order: what was processed is committed before the partitions are given back. A commit
-    // whose outcome is unknown cannot be aborted: the loop hands it over to new clients.
+    // whose outcome is unknown cannot be aborted: the loop hands it over to new clients. Nor can one a
+    // store failed to take after it went through: an abort would move the partitions it committed back
+    // before their commit (their records sent again), and the stage must stop anyway.
     await cycle.commit().catch(async (error: unknown) => {
-      if (error instanceof NewClientsNeededError) throw error;
+      if (error instanceof NewClientsNeededError || error instanceof StateStoreFailedError) throw error;
       this.context.log.warn(errorFields(error), 'commit before revoke failed; aborting');
       await cycle.abort('commit before revoke failed');
     });

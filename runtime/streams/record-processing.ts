@@ -40,8 +40,12 @@ interface FailingRecord {
 export class RecordProcessing<V> {
   readonly #sources: Map<string, SourceNode<V>>;
   readonly #sinks: Map<string, SinkNode>;
-  /** Per task, the record that failed deterministically (a partition stops at its first one). */
-  readonly #failing = new WeakMap<StreamTask<V>, FailingRecord>();
+  /**
+   * Per task, the records that failed deterministically, by offset. More than one: a record given up on
+   * stays given up on until a commit moves past it, though the next one's failure aborts its dead letter
+   * (with one entry a task, the two reset each other's attempts and the partition never moved again).
+   */
+  readonly #failing = new WeakMap<StreamTask<V>, Map<bigint, FailingRecord>>();
   /** The record being processed, what a throw out of `process` is blamed on (fields, not an object per record). */
   #inFlightTask: StreamTask<V> | undefined;
   #inFlightOffset = 0n;
@@ -181,16 +185,24 @@ export class RecordProcessing<V> {
     this.#inFlightTask = undefined;
     if (task === undefined || classifyRecordError(error) === 'transient')
       return { attempts: 0, givingUp: false };
-    const earlier = this.#failing.get(task);
-    const same = earlier?.offset === this.#inFlightOffset;
+    let records = this.#failing.get(task);
+    if (records === undefined) {
+      records = new Map();
+      this.#failing.set(task, records);
+    }
+    // Records a commit moved past (dead-lettered) will not come again.
+    const committed = task.position.committed;
+    if (committed !== undefined)
+      for (const offset of records.keys()) if (offset < committed) records.delete(offset);
+    const earlier = records.get(this.#inFlightOffset);
     const failing: FailingRecord = {
       offset: this.#inFlightOffset,
-      attempts: same ? earlier!.attempts + 1 : 1,
-      firstAt: same ? earlier!.firstAt : now,
+      attempts: (earlier?.attempts ?? 0) + 1,
+      firstAt: earlier?.firstAt ?? now,
       stage: this.#inFlightStage,
       error,
     };
-    this.#failing.set(task, failing);
+    records.set(failing.offset, failing);
     return { attempts: failing.attempts, givingUp: this.#outOfAttempts(failing, now) };
   }
 
@@ -222,8 +234,8 @@ export class RecordProcessing<V> {
     const offset = BigInt(message.offset);
     // Fetched before a rewind, or before the partition's start was known: already done, or fetched again.
     if (!task.position.isNew(offset)) return;
-    const failing = this.#failing.get(task);
-    if (failing !== undefined && failing.offset === offset && this.#outOfAttempts(failing)) {
+    const failing = this.#failing.get(task)?.get(offset);
+    if (failing !== undefined && this.#outOfAttempts(failing)) {
       await this.#giveUp(task, message, failing);
       return;
     }
@@ -261,7 +273,7 @@ export class RecordProcessing<V> {
       }
     }
     this.#inFlightTask = undefined;
-    if (failing?.offset === offset) this.#failing.delete(task);
+    if (failing !== undefined) this.#failing.get(task)?.delete(offset);
   }
 
   /**
@@ -270,7 +282,8 @@ export class RecordProcessing<V> {
    * the source's poison value (or skipped and counted, with an error line, where the source has none).
    */
   async #giveUp(task: StreamTask<V>, message: ConsumedMessage, failing: FailingRecord): Promise<void> {
-    this.#failing.delete(task);
+    // Its entry stays (blame() drops it once a commit is past it): should this transaction abort, the
+    // record is given up on again at once rather than tried RECORD_ATTEMPTS times more.
     const text = failing.error instanceof Error ? failing.error.message : String(failing.error);
     const why: RecordFailure = {
       reason: 'processor-error',
@@ -281,6 +294,9 @@ export class RecordProcessing<V> {
     await this.cycle.begin();
     this.cycle.counted();
     task.position.processed(failing.offset);
+    // Dead-lettering undoes "the record begun last": without this that is the record before it in the
+    // transaction, whose outputs are sent, and its state writes would be dropped while they commit.
+    task.beginRecord();
     const bytes = sourceMessage(task, message, failing.offset);
     let value: V;
     if (failing.stage === 'process') {

@@ -88,7 +88,18 @@ export class RestoreOrchestrator<V> {
           for (const task of due) {
             this.#settled(task, run);
             if (task.state !== 'restoring') continue;
-            task.finishRestore();
+            try {
+              task.finishRestore();
+            } catch (error) {
+              // Its last write refused (a full disk) or its processor not starting: a failed attempt like
+              // a read that fails (retried, named in readiness), not a rejection nobody handles.
+              this.#failed(task, error);
+              log.warn(
+                { ...errorFields(error), partition: nameOf(task) },
+                'restore failed; retrying after a back-off',
+              );
+              continue;
+            }
             task.restore.done = true;
             task.restore.failures = 0;
             task.restore.lastError = undefined;
@@ -98,14 +109,9 @@ export class RestoreOrchestrator<V> {
           log.info({ partitions: due.map(nameOf), records, durationMs }, 'changelogs restored');
         },
         (error: unknown) => {
-          const { retryInitialMs = 500, retryMaxMs = 30_000 } = this.options;
           for (const task of due) {
             this.#settled(task, run);
-            if (task.state !== 'restoring') continue;
-            task.restore.failures++;
-            task.restore.lastError = error instanceof Error ? error.message : String(error);
-            task.restore.retryAt =
-              Date.now() + backoffDelay(task.restore.failures, retryInitialMs, retryMaxMs);
+            if (task.state === 'restoring') this.#failed(task, error);
           }
           if (!this.context.closing())
             log.warn(
@@ -115,6 +121,14 @@ export class RestoreOrchestrator<V> {
         },
       );
     for (const task of due) task.restore.attempt = attempt;
+  }
+
+  /** A restore attempt of the task failed: it is tried again after a back-off. */
+  #failed(task: StreamTask<V>, error: unknown): void {
+    const { retryInitialMs = 500, retryMaxMs = 30_000 } = this.options;
+    task.restore.failures++;
+    task.restore.lastError = error instanceof Error ? error.message : String(error);
+    task.restore.retryAt = Date.now() + backoffDelay(task.restore.failures, retryInitialMs, retryMaxMs);
   }
 
   #settled(task: StreamTask<V>, run: RestoreRun): void {

@@ -402,14 +402,19 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
    * a cycle busy past stallTimeoutMs stops the app, and the rejoining wrapper starts it with new clients.
    */
   let stalled: ((error: Error) => void) | undefined;
+  /** A step was given up: what it left half done (a record's outputs partly sent) must never be committed. */
+  let abandoned = false;
   const watchdog = setInterval(
     () => {
-      if (busySince === undefined || context.halted()) return;
+      // While closing too: a close would otherwise wait for ever on a call that never answers.
+      if (busySince === undefined || failure !== undefined) return;
       const busyMs = Date.now() - busySince;
       if (busyMs <= stallTimeoutMs) return;
       const error = new LoopStalledError(
         `the poll loop has been ${describeActivity()} for ${Math.round(busyMs / 1000)} s, past its limit of ${Math.round(stallTimeoutMs / 1000)} s`,
       );
+      abandoned = true;
+      if (closing) log.warn(errorFields(error), `closing: ${error.message}; the open transaction is aborted`);
       context.stop(error);
       stalled?.(error);
     },
@@ -463,7 +468,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     }
     clearInterval(watchdog);
     activity = 'closing';
-    await cycle.finish(failure !== undefined, joinedRebalances.lossPending);
+    await cycle.finish(failure !== undefined || abandoned, joinedRebalances.lossPending);
     for (const task of tasks.values()) restorer.closeTask(task);
     tasks.clear();
     // From now on an assignment (of the consumer's close, or after it) makes no task.

@@ -327,6 +327,15 @@ export class StreamTask<V> {
     }
   }
 
+  /**
+   * A record starts that the processor does not run on (given up on after its attempts): the stores'
+   * undo of the record begun last must not reach back into the record before it, whose outputs stay.
+   */
+  beginRecord(): void {
+    for (const store of this.#stores.values()) store.beginRecord?.();
+    this.#recordEvents = [];
+  }
+
   /** The record's outputs were sent: its events join the transaction's. */
   keepRecord(): void {
     this.#events.push(...this.#recordEvents);

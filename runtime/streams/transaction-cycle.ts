@@ -233,6 +233,9 @@ export class TransactionCycle<V> {
     this.#records = 0;
     const dirty: StreamTask<V>[] = [];
     for (const task of [...this.context.tasks.values()]) {
+      // Not started yet: nothing of it is in the transaction, and its stores and stream time are its
+      // restore's (an abort would take the stream time back to before the changelog's records).
+      if (task.state === 'assigned' || task.state === 'restoring') continue;
       if (task.dirty) dirty.push(task);
       const from = task.aborted();
       if (from !== undefined && task.state === 'running') await seekTask(this.context, task, from);

@@ -11,6 +11,7 @@ import {
   classifyRecordError,
   LoopStalledError,
   RECORD_ATTEMPTS,
+  StateStoreFailedError,
 } from '../../../runtime/streams/errors.js';
 import type { InputRecord, ProcessorContext } from '../../../runtime/streams/processor.js';
 import { needsNewClients, startRejoiningApp } from '../../../runtime/streams/rejoining-app.js';
@@ -19,7 +20,7 @@ import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../../runtime/streams/topology.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { AppliedThenFailed, deferred, FakeKafka } from './fake-stream-clients.js';
-import { apps, closeApps, Forwarding, p0, p1, rd, start, topology, until } from './runner-fixtures.js';
+import { apps, closeApps, codec, Forwarding, p0, p1, rd, start, topology, until } from './runner-fixtures.js';
 
 afterEach(closeApps);
 
@@ -394,5 +395,227 @@ describe('where a restored partition starts', () => {
     expect(needsNewClients(app.failure())).toBe(true);
     expect(kafka.log).not.toContain('resume in[0]');
     expect(kafka.values('out')).toEqual([]);
+  });
+});
+
+describe('a record given up on after the records before it in its transaction', () => {
+  it('keeps their state writes: only the failing record is dead-lettered, the state stays with its outputs', async () => {
+    const kafka = new FakeKafka();
+    // In one batch: record 1 writes its state and is forwarded, record 2 fails every time it is read.
+    kafka.produce('in', 0, [1, 2, 3]);
+    await start(kafka, {
+      deadLetterAfterMs: 0,
+      topology: {
+        ...topology,
+        sources: [
+          {
+            topic: 'in',
+            deserialize: async ({ value }) => {
+              const v = Number(value?.toString());
+              if (v === 2) throw new TypeError('Cannot read properties of undefined');
+              return v;
+            },
+            poison: () => -1,
+          },
+        ],
+        ...deadLettersTo(() => undefined),
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition past the failing record', 10_000);
+    expect(kafka.values('out')).toEqual([1, 3]);
+    // Record 1's output is committed, so its state write must be too (else a restore, or a retry of
+    // its id, disagrees with what downstream holds).
+    const changelog = kafka.output.filter((r) => r.topic === 'in-changelog').map((r) => r.key?.toString());
+    expect(changelog).toEqual(['k1', 'k3']);
+  }, 20_000);
+});
+
+describe('a store that cannot take a commit made before a revoke', () => {
+  it('stops the stage, and never reads again records whose commit went through', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 1, [1]);
+    kafka.produce('in', 0, [2]);
+    /** in[1]'s store refuses the committed writes, as a store on disk whose batch write finds the disk full. */
+    class FullDisk extends ChangelogKeyValueStore<number> {
+      override commit(): void {
+        throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
+      }
+    }
+    const app = await start(kafka, {
+      commitIntervalMs: 60_000,
+      topology: {
+        ...topology,
+        stores: [
+          {
+            name: 'last',
+            changelogTopic: () => 'in-changelog',
+            create: (partition) =>
+              partition === 1
+                ? new FullDisk('last', new MapBacking<number>(), codec)
+                : new ChangelogKeyValueStore<number>('last', new MapBacking<number>(), codec),
+          },
+        ],
+      },
+    });
+    // in[1]'s task comes first: the commit reaches its store before in[0]'s.
+    kafka.consumer.rebalance('assign', [p1, p0, p2]);
+    await until(() => kafka.sent.filter((r) => r.topic === 'out').length === 2, 'both records processed');
+
+    // in[1] revoked in order, and in[2] (nothing of it in the transaction) lost right after: the loop
+    // leaves the commit to the revoke, which commits in[1] and in[0].
+    kafka.consumer.rebalance('revoke', [p1]);
+    kafka.consumer.rebalance('revoke', [p2], true);
+    await until(() => app.failure() !== undefined, 'the stage stopped', 1_000);
+    expect(app.failure()).toBeInstanceOf(StateStoreFailedError);
+    await app.stopped;
+    expect(kafka.committed.get('in[0]')).toBe(1);
+    // The transaction committed in[0]'s offset 1: in[0] never goes back to offset 0 to send 2 again.
+    expect(kafka.log).not.toContain('seek in[0] 0');
+    expect(kafka.values('out').sort()).toEqual([1, 2]);
+  });
+});
+
+describe('two records in a row that fail every time', () => {
+  it('dead-letters both: the first stays given up on when the second aborts its transaction', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3, 4]);
+    const attempts = new Map<number, number>();
+    const app = await start(kafka, {
+      deadLetterAfterMs: 0,
+      topology: {
+        ...topology,
+        sources: [
+          {
+            topic: 'in',
+            deserialize: async ({ value }) => {
+              const v = Number(value?.toString());
+              if (v !== 2 && v !== 3) return v;
+              attempts.set(v, (attempts.get(v) ?? 0) + 1);
+              throw new TypeError(`record ${v} cannot be read`);
+            },
+            poison: () => -1,
+          },
+        ],
+        ...deadLettersTo(() => undefined),
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    // Before, record 3's first failure aborted record 2's dead letter and its attempts started again:
+    // 2 and 3 took turns for ever and the partition never moved.
+    await until(
+      () => kafka.committed.get('in[0]') === 4 || (attempts.get(2) ?? 0) > RECORD_ATTEMPTS,
+      'the partition past both records, or record 2 tried again after it was given up on',
+      35_000,
+    );
+    expect(attempts.get(2)).toBe(RECORD_ATTEMPTS);
+    expect(kafka.committed.get('in[0]')).toBe(4);
+    expect(kafka.values('out')).toEqual([1, 4]);
+    expect(kafka.values('dlq')).toEqual([-1, -1]);
+    expect(app.failure()).toBeUndefined();
+  }, 40_000);
+});
+
+describe('a restore whose last write is refused', () => {
+  it('is retried with a back-off and named in readiness, like a read that fails, and the partition then runs', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    let refusals = 1;
+    /** Refuses the restore's final flush once, as a store on disk whose disk is full at that moment. */
+    class FullOnce extends ChangelogKeyValueStore<number> {
+      override restored(streamTime: number): void {
+        if (refusals-- > 0) throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
+        super.restored(streamTime);
+      }
+    }
+    const app = await start(kafka, {
+      topology: {
+        ...topology,
+        stores: [
+          {
+            name: 'last',
+            changelogTopic: () => 'in-changelog',
+            create: () => new FullOnce('last', new MapBacking<number>(), codec),
+          },
+        ],
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => app.tasks()[0]?.restoreFailures === 1, 'the failed restore counted', 1_000);
+    expect(app.tasks()[0]?.restoreError).toMatch(/MDB_MAP_FULL/);
+    await until(() => kafka.committed.get('in[0]') === 2, 'the partition running after a second restore');
+    expect(kafka.restores).toHaveLength(2);
+    expect(kafka.values('out')).toEqual([1, 2]);
+  });
+});
+
+describe('an abort while another partition restores', () => {
+  it('leaves the restoring partition’s stream time as its changelog says', async () => {
+    const kafka = new FakeKafka();
+    const gate = deferred();
+    let failures = 0;
+    const app = await start(kafka, {
+      topology: readingWith(async (value) => {
+        if (value === 7 && failures++ === 0) throw connectionRefused();
+        return value;
+      }),
+      // in[1]'s changelog holds one record stamped 50 s; its restore then waits for the test.
+      restore: (tasks) => ({
+        done: (async () => {
+          for (const task of tasks) {
+            if (task.partition !== 1) continue;
+            task.restoreRecord('last', { key: 'k', value: Buffer.from('5'), timestamp: 50_000 });
+            await gate.promise;
+          }
+          return { durationMs: 0, records: 1 };
+        })(),
+        cancel: () => undefined,
+      }),
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => app.tasks()[0]?.status === 'running', 'in[0] running');
+    kafka.consumer.rebalance('assign', [p1]);
+    await until(() => app.tasks().find((t) => t.partition === 1)?.streamTime === 50_000, 'in[1] restoring');
+
+    // A transient failure on in[0] aborts the transaction while in[1] is still restoring.
+    kafka.produce('in', 0, [7]);
+    await until(() => kafka.log.includes('abort'), 'the transaction aborted');
+    gate.resolve();
+    await until(() => app.tasks().find((t) => t.partition === 1)?.status === 'running', 'in[1] running');
+    expect(app.tasks().find((t) => t.partition === 1)?.streamTime).toBe(50_000);
+    await until(() => kafka.committed.get('in[0]') === 1, 'in[0] past its record');
+  });
+});
+
+describe('a close while the loop waits on a call that never answers', () => {
+  it('still ends once the wait is past the stall limit, and commits nothing of the record left half done', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    const never = deferred<Buffer>();
+    const app = await start(kafka, {
+      commitIntervalMs: 60_000,
+      stallTimeoutMs: 600,
+      topology: {
+        ...topology,
+        // Record 2's state is written and its output's serialization never answers.
+        sinks: [
+          { name: 'out', topic: 'out', serialize: (v) => (v === 2 ? never.promise : Buffer.from(String(v))) },
+        ],
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => /processing in\[0\] offset 1/.test(app.readiness().reasons.join()), 'the loop waiting');
+    // SIGTERM now: before, the watchdog stood down once closing began and close() waited for ever.
+    let closed = false;
+    void app.close().then(() => {
+      closed = true;
+    });
+    await until(() => closed, 'the app closed', 3_000);
+    apps.length = 0;
+    expect(kafka.openProducers).toBe(0);
+    expect(kafka.consumer.connected).toBe(false);
+    // Aborted: offset 2 would skip record 2, whose output was never sent (record 1 is simply read again).
+    expect(kafka.committed.get('in[0]')).toBeUndefined();
+    expect(kafka.output).toEqual([]);
   });
 });
