@@ -88,6 +88,9 @@ export interface StreamAppOptions<V> {
    * than this after its first failure (default DEAD_LETTER_AFTER_MS, 10 s; unit tests shorten it).
    */
   deadLetterAfterMs?: number;
+  /** A failed batch is tried again after this back-off, doubling up to `retryMaxMs` (200 ms and 5 s). */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
   /** A failed restore is tried again after this back-off, doubling up to `restoreRetryMaxMs`. */
   restoreRetryInitialMs?: number;
   restoreRetryMaxMs?: number;
@@ -198,6 +201,8 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     maxBytesPerPartition = 1_048_576,
     stallTimeoutMs = transactionTimeoutMs + 10_000,
     deadLetterAfterMs = DEAD_LETTER_AFTER_MS,
+    retryInitialMs,
+    retryMaxMs,
     restoreRetryInitialMs = 500,
     restoreRetryMaxMs = 30_000,
     clients: createClients = librdkafkaClients,
@@ -266,6 +271,8 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     catchUpCommitIntervalMs,
     commitMaxRecords,
     catchUpCommitMaxRecords,
+    retryInitialMs,
+    retryMaxMs,
     ...(stateDirs === undefined ? {} : { checkpoints: new CheckpointWriter<V>(consumer, log) }),
   });
   const restorer = new RestoreOrchestrator<V>(context, restore, {

@@ -34,11 +34,14 @@ export interface TransactionCycleOptions<V = unknown> {
   catchUpCommitMaxRecords: number;
   /** Checkpoints of state on disk, taken after commits (none: state in memory). */
   checkpoints?: CheckpointWriter<V>;
+  /** A failed batch is retried after this back-off, doubling up to `retryMaxMs` (defaults below; unit tests shorten it). */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
 }
 
 /** A transient error in the loop is retried after this back-off, doubling up to the maximum. */
-const RETRY_INITIAL_MS = 200;
-const RETRY_MAX_MS = 5_000;
+export const RETRY_INITIAL_MS = 200;
+export const RETRY_MAX_MS = 5_000;
 /** More fencings than this within the window: another live instance has our transactional id. */
 const FENCINGS_ALLOWED = 3;
 const FENCING_WINDOW_MS = 60_000;
@@ -338,7 +341,8 @@ export class TransactionCycle<V> {
       else await this.replaceProducer(abortError);
     }
     if (this.context.halted() || !backOff) return;
-    await sleep(backoffDelay(this.#consecutiveFailures, RETRY_INITIAL_MS, RETRY_MAX_MS));
+    const { retryInitialMs = RETRY_INITIAL_MS, retryMaxMs = RETRY_MAX_MS } = this.options;
+    await sleep(backoffDelay(this.#consecutiveFailures, retryInitialMs, retryMaxMs));
   }
 
   /**

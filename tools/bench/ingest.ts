@@ -196,7 +196,7 @@ function startIngest(bench: BenchStack, prefix: string, port: number, opsPort: n
       LOG_LEVEL: opts['log-level'],
     },
     logFile,
-    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : (process.env.INGEST_NODE_FLAGS ?? '').split(' ').filter(Boolean),
   );
 }
 
@@ -401,7 +401,7 @@ async function main(): Promise<void> {
     if (!opts['no-write']) writeSection('ingest', section);
   } finally {
     await bench?.stop();
-    await rm(dir, { recursive: true, force: true });
+    if (!process.env.KEEP_BENCH_DIR) await rm(dir, { recursive: true, force: true }); else console.error('kept', dir);
   }
 }
 

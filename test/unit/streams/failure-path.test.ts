@@ -483,6 +483,9 @@ describe('two records in a row that fail every time', () => {
     const attempts = new Map<number, number>();
     const app = await start(kafka, {
       deadLetterAfterMs: 0,
+      // Ten failed batches in a row: the production back-off (200 ms doubling to 5 s) would take 23 s.
+      retryInitialMs: 20,
+      retryMaxMs: 100,
       topology: {
         ...topology,
         sources: [
@@ -506,14 +509,14 @@ describe('two records in a row that fail every time', () => {
     await until(
       () => kafka.committed.get('in[0]') === 4 || (attempts.get(2) ?? 0) > RECORD_ATTEMPTS,
       'the partition past both records, or record 2 tried again after it was given up on',
-      35_000,
+      10_000,
     );
     expect(attempts.get(2)).toBe(RECORD_ATTEMPTS);
     expect(kafka.committed.get('in[0]')).toBe(4);
     expect(kafka.values('out')).toEqual([1, 4]);
     expect(kafka.values('dlq')).toEqual([-1, -1]);
     expect(app.failure()).toBeUndefined();
-  }, 40_000);
+  }, 15_000);
 });
 
 describe('a restore whose last write is refused', () => {
