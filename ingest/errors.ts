@@ -7,14 +7,27 @@ import createError from '@fastify/error';
 export const RETRY_AFTER_SECONDS = 5;
 
 /**
- * Every refusal of who sent a request: an unknown source, a missing, malformed or wrong signature.
- * One answer for all, so a client learns neither which source names exist nor which check failed
- * (the reason is in the metrics: hookledger_ingest_signature_failures_total).
+ * Every refusal of who sent a request to a known source: a missing, malformed or wrong signature. One
+ * answer for all, so a client does not learn which check failed (the reason is in the metrics:
+ * hookledger_ingest_signature_failures_total).
  */
 export const INGEST_ERR_SIGNATURE = createError(
   'INGEST_ERR_SIGNATURE',
   'Signature check failed',
   401,
+  Error,
+  false,
+);
+
+/**
+ * No source of that name. A source name is a routing label in the URL the platform is configured with,
+ * not a credential: saying so tells whoever mistyped the URL what is wrong, and helps no one forge a
+ * signature.
+ */
+export const INGEST_ERR_UNKNOWN_SOURCE = createError(
+  'INGEST_ERR_UNKNOWN_SOURCE',
+  'Unknown source',
+  404,
   Error,
   false,
 );

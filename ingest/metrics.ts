@@ -37,7 +37,7 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
   });
   const signatureFailures = new Counter({
     name: 'hookledger_ingest_signature_failures_total',
-    help: 'Requests refused by the signature check, by reason (missing, algorithm, malformed, mismatch; unknown-source under source="(unknown)").',
+    help: 'Requests to a known source refused by the signature check, by reason (missing, algorithm, malformed, mismatch). An unknown source is not one: hookledger_ingest_requests_total{source="(unknown)",status="404"}.',
     labelNames: ['source', 'reason'] as const,
     registers,
   });

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../runtime/config.js';
+import { renamedVariable } from '../runtime/known-variables.js';
 
 /** A source name is a URL path segment and a metric label; a key id lands in records and metrics. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -110,7 +111,7 @@ export function parseSources(json: string, variable = 'HOOKLEDGER_SOURCES'): Sou
 
 /**
  * Reads the sources from HOOKLEDGER_SOURCES, or from the file HOOKLEDGER_SOURCES_FILE names (secrets
- * mounts). A source declared `"signature": "none"` must also be named in INGEST_UNSIGNED_SOURCES: an
+ * mounts); each under its old name (HOOKSTREAM_…) while the new one is unset. A source declared `"signature": "none"` must also be named in INGEST_UNSIGNED_SOURCES: an
  * insecure source is a decision made twice, never a typo or a copied example.
  */
 export function loadSources(env: NodeJS.ProcessEnv = process.env): Sources {
@@ -129,25 +130,30 @@ export function loadSources(env: NodeJS.ProcessEnv = process.env): Sources {
   return sources;
 }
 
+/** Where the sources are set: each variable (under the name it was found, maybe an old one) and its value. */
+export function sourcesSettings(env: NodeJS.ProcessEnv) {
+  return {
+    inline: renamedVariable(env, 'HOOKLEDGER_SOURCES'),
+    file: renamedVariable(env, 'HOOKLEDGER_SOURCES_FILE'),
+  };
+}
+
 function readSources(env: NodeJS.ProcessEnv): Sources {
-  const inline = env.HOOKLEDGER_SOURCES;
-  const file = env.HOOKLEDGER_SOURCES_FILE;
+  const { inline, file } = sourcesSettings(env);
   if (inline && file) {
-    throw new ConfigError(
-      'HOOKLEDGER_SOURCES_FILE: set either HOOKLEDGER_SOURCES or HOOKLEDGER_SOURCES_FILE, not both',
-    );
+    throw new ConfigError(`${file.variable}: set either ${inline.variable} or ${file.variable}, not both`);
   }
   if (file) {
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readFileSync(file.value, 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-      throw new ConfigError(`HOOKLEDGER_SOURCES_FILE: cannot read ${JSON.stringify(file)} (${code})`);
+      throw new ConfigError(`${file.variable}: cannot read ${JSON.stringify(file.value)} (${code})`);
     }
-    return parseSources(text, 'HOOKLEDGER_SOURCES_FILE');
+    return parseSources(text, file.variable);
   }
-  if (inline) return parseSources(inline, 'HOOKLEDGER_SOURCES');
+  if (inline) return parseSources(inline.value, inline.variable);
   throw new ConfigError(
     `HOOKLEDGER_SOURCES: expected ${EXPECTED} (it is not set, nor HOOKLEDGER_SOURCES_FILE)`,
   );

@@ -2,7 +2,7 @@
 // every variable with its value after defaults, secrets replaced, durations in the one duration syntax.
 import { CONFIG_VARIABLES, type Config, DURATION_VARIABLES } from './config.js';
 import { formatDuration } from './duration.js';
-import { unknownVariableLine, unknownVariables } from './known-variables.js';
+import { renamedVariableLines, unknownVariableLine, unknownVariables } from './known-variables.js';
 import type { Logger } from './log.js';
 import { SECRET_VARIABLES } from './secret-files.js';
 import { VERSION } from './version.js';
@@ -41,9 +41,11 @@ export function effectiveConfig(config: Config): Record<string, string> {
 
 /**
  * What a service logs as it starts: its version and effective configuration (secrets redacted), and a
- * warning per variable with a hookledger prefix that nothing reads (a misspelling).
+ * warning per variable with a hookledger prefix that nothing reads (a misspelling), and per old name
+ * still read (RENAMED_VARIABLES).
  */
 export function logStartConfig(logger: Logger, config: Config, env: NodeJS.ProcessEnv): void {
   logger.info({ version: VERSION, config: effectiveConfig(config) }, 'configuration');
   for (const unknown of unknownVariables(Object.keys(env))) logger.warn(unknownVariableLine(unknown));
+  for (const line of renamedVariableLines(env)) logger.warn(line);
 }

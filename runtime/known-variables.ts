@@ -20,6 +20,45 @@ const OTHER_VARIABLES = [
   'HOOKLEDGER_SIMULATE_KEY',
 ];
 
+/**
+ * Old names still read: the project was called hookstream (renamed in commit 71220c9), and setups
+ * written then still set these. They are read together or not at all: only while no new name is set,
+ * so a leftover old name never mixes with a new one.
+ */
+export const RENAMED_VARIABLES: Readonly<Record<string, string>> = {
+  HOOKSTREAM_SOURCES: 'HOOKLEDGER_SOURCES',
+  HOOKSTREAM_SOURCES_FILE: 'HOOKLEDGER_SOURCES_FILE',
+};
+
+/** The new names set (empty counts as unset): while there is one, the old names are ignored. */
+function newNamesSet(env: NodeJS.ProcessEnv): string[] {
+  return Object.values(RENAMED_VARIABLES).filter((name) => env[name]);
+}
+
+/** `name`'s value, or its old name's while no new name is set, and which variable it came from. */
+export function renamedVariable(
+  env: NodeJS.ProcessEnv,
+  name: string,
+): { variable: string; value: string } | undefined {
+  if (env[name]) return { variable: name, value: env[name] };
+  if (newNamesSet(env).length > 0) return undefined;
+  for (const [old, current] of Object.entries(RENAMED_VARIABLES))
+    if (current === name && env[old]) return { variable: old, value: env[old] };
+  return undefined;
+}
+
+/** One warning per old name set: rename it, or remove it when a new name is set (the new one wins). */
+export function renamedVariableLines(env: NodeJS.ProcessEnv): string[] {
+  const set = newNamesSet(env);
+  return Object.entries(RENAMED_VARIABLES)
+    .filter(([old]) => env[old])
+    .map(([old, current]) =>
+      set.length > 0
+        ? `${old} is the old name of ${current}: ignored (${set.join(' and ')} set), remove it`
+        : `${old} is the old name of ${current}: read as ${current} for now, rename it`,
+    );
+}
+
 export const KNOWN_VARIABLES: ReadonlySet<string> = new Set([
   ...CONFIG_VARIABLES,
   ...SECRET_VARIABLES.map((name) => `${name}_FILE`),

@@ -30,12 +30,13 @@ describe('ingest refusals and edge cases', () => {
   let records: RawRecordRead[] = [];
   const statuses = new Map<string, number>();
   const retryAfter = new Map<string, string | null>();
+  const answers = new Map<string, string>();
 
   const send = async (name: string, path: string, payload: string, headers: Record<string, string>) => {
     const response = await ingest.post(path, payload, headers);
     statuses.set(name, response.status);
     retryAfter.set(name, response.headers.get('retry-after'));
-    await response.arrayBuffer();
+    answers.set(name, await response.text());
   };
 
   beforeAll(async () => {
@@ -112,8 +113,12 @@ describe('ingest refusals and edge cases', () => {
     expect(records.some((r) => r.key === 'wh_over')).toBe(false);
   });
 
-  it('answers an unknown source 401, as a known one with a bad signature, and stores nothing', () => {
-    expect(statuses.get('unknown-source')).toBe(401);
+  it('answers an unknown source 404 with its own error, and stores nothing', () => {
+    expect(statuses.get('unknown-source')).toBe(404);
+    expect(JSON.parse(answers.get('unknown-source')!)).toEqual({
+      code: 'INGEST_ERR_UNKNOWN_SOURCE',
+      message: 'Unknown source',
+    });
     expect(records.some((r) => r.key === 'wh_unknown')).toBe(false);
   });
 

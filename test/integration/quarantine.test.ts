@@ -141,7 +141,7 @@ describe('the quarantine: a key mix-up loses nothing', () => {
   });
 
   it('never keeps what unknown or insecure sources get', async () => {
-    expect((await send('nobody', userAdded(5), NEW_KEY)).status).toBe(401);
+    expect((await send('nobody', userAdded(5), NEW_KEY)).status).toBe(404);
     expect((await send('sandbox', userAdded(6), NEW_KEY)).status).toBe(200);
     const all = await quarantined();
     expect(all.filter((q) => q.source !== 'energy')).toEqual([]);

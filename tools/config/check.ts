@@ -1,12 +1,16 @@
 // `hookledger config check`: every variable validated without starting anything, each problem one line;
 // with `connect`, the brokers (a metadata request, so TLS and SASL too) and the registry reached as well.
 import { accessSync, constants } from 'node:fs';
-import { loadSources } from '../../ingest/sources.js';
+import { loadSources, sourcesSettings } from '../../ingest/sources.js';
 import { type Config, ConfigError, type ConfigProblem, checkConfig } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import { assertBrokersReachable } from '../../runtime/kafka/reachable.js';
 import { checkedKafkaProperties, kafkaSettings } from '../../runtime/kafka/settings.js';
-import { unknownVariableLine, unknownVariables } from '../../runtime/known-variables.js';
+import {
+  renamedVariableLines,
+  unknownVariableLine,
+  unknownVariables,
+} from '../../runtime/known-variables.js';
 import { createLogger } from '../../runtime/log.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { assertRegistryReachable } from '../../schemas/registry-reachable.js';
@@ -72,8 +76,7 @@ function combinations(config: Config, problems: ConfigProblem[]): void {
 
 /** Ingest's sources, when set; their keys are never shown. */
 function sources(env: NodeJS.ProcessEnv, problems: ConfigProblem[], warnings: string[]): void {
-  const inline = env.HOOKLEDGER_SOURCES;
-  const file = env.HOOKLEDGER_SOURCES_FILE;
+  const { inline, file } = sourcesSettings(env);
   if (!inline && !file) {
     warnings.push(
       'HOOKLEDGER_SOURCES and HOOKLEDGER_SOURCES_FILE are not set: `ingest` and `start` need one',
@@ -119,6 +122,7 @@ export async function checkConfiguration(
   stackVariables(env, problems);
   const names = new Set([...Object.keys(env), ...fileNames]);
   for (const unknown of unknownVariables(names)) warnings.push(unknownVariableLine(unknown));
+  warnings.push(...renamedVariableLines(env));
 
   const report: ConfigReport = { ok: problems.length === 0, problems, warnings };
   if (!connect || checked.config === undefined || problems.length > 0) return report;

@@ -1,6 +1,6 @@
 // `hookledger config print`: the effective configuration, each variable with where its value came from;
 // secrets (and sources' keys) redacted.
-import { loadSources } from '../../ingest/sources.js';
+import { loadSources, sourcesSettings } from '../../ingest/sources.js';
 import type { Config } from '../../runtime/config.js';
 import { effectiveConfig, REDACTED } from '../../runtime/config-view.js';
 import { SECRET_VARIABLES } from '../../runtime/secret-files.js';
@@ -36,7 +36,8 @@ function originOf(name: string, { env, file, stack }: PrintSources): Origin {
 
 /** Ingest's sources as JSON with every key replaced: names, signature policy and key ids stay. */
 function redactedSources(env: NodeJS.ProcessEnv): string | undefined {
-  if (!env.HOOKLEDGER_SOURCES && !env.HOOKLEDGER_SOURCES_FILE) return undefined;
+  const { inline, file } = sourcesSettings(env);
+  if (!inline && !file) return undefined;
   const sources = loadSources(env);
   const shown: Record<string, unknown> = {};
   for (const source of sources.values()) {
@@ -61,7 +62,8 @@ export function printableConfig(
   }));
   const sources = redactedSources(merged);
   if (sources !== undefined) {
-    const name = merged.HOOKLEDGER_SOURCES ? 'HOOKLEDGER_SOURCES' : 'HOOKLEDGER_SOURCES_FILE';
+    const { inline, file } = sourcesSettings(merged);
+    const name = (inline ?? file)!.variable;
     printed.push({ name: 'HOOKLEDGER_SOURCES', value: sources, from: originOf(name, from) });
   }
   return printed;

@@ -61,6 +61,19 @@ describe('config check', () => {
     expect(stdout).not.toContain('hunter2');
   });
 
+  it("checks the sources under the project's old name, with a warning to rename it", async () => {
+    const { HOOKLEDGER_SOURCES, ...rest } = base;
+    const { code, stdout } = await run(['check'], { ...rest, HOOKSTREAM_SOURCES: HOOKLEDGER_SOURCES });
+    expect(code).toBe(0);
+    expect(stdout.trim().split('\n')).toEqual([
+      'warning: HOOKSTREAM_SOURCES is the old name of HOOKLEDGER_SOURCES: read as HOOKLEDGER_SOURCES for now, rename it',
+      'configuration valid (1 warning)',
+    ]);
+    const broken = await run(['check'], { ...rest, HOOKSTREAM_SOURCES: '{"energy": secret' });
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain('error: HOOKSTREAM_SOURCES: not valid JSON');
+  });
+
   it('checks how variables combine once each is valid (SASL without a mechanism)', async () => {
     const { code, stdout } = await run(['check', '--json'], {
       ...base,

@@ -166,7 +166,7 @@ describe('failing webhook ids in ingest', () => {
 
   it('does not track a request that names no source or whose body was never read', async () => {
     const h = await harness();
-    expect((await post(h, body('wh_nowhere'), undefined, 'nope')).statusCode).toBe(401);
+    expect((await post(h, body('wh_nowhere'), undefined, 'nope')).statusCode).toBe(404);
     expect(h.failingIds.size).toBe(0);
   });
 

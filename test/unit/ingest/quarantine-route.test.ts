@@ -84,7 +84,7 @@ describe('the webhook route and the quarantine', () => {
 
   it('never hands over an unknown source, an insecure source or an authentic delivery', async () => {
     const h = await appWithQuarantine();
-    expect((await h.post('/webhooks/nobody', signBody(BODY, 'x'))).statusCode).toBe(401);
+    expect((await h.post('/webhooks/nobody', signBody(BODY, 'x'))).statusCode).toBe(404);
     expect((await h.post('/webhooks/sandbox', signBody(BODY, 'x'))).statusCode).toBe(200);
     expect(
       (await h.post('/webhooks/energy', signBody(BODY, 'configured-key-0123456789abcdef0123456789')))

@@ -133,6 +133,43 @@ describe('sources', () => {
     );
   });
 
+  it('reads the old names, HOOKSTREAM_SOURCES and HOOKSTREAM_SOURCES_FILE, while the new ones are unset', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sources-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'sources.json');
+    writeFileSync(file, JSON.stringify({ fromfile: { keys: { k1: KEY_B } } }));
+    const inline = JSON.stringify({ energy: { keys: { k1: KEY_A } } });
+    expect([...loadSources({ HOOKSTREAM_SOURCES: inline }).keys()]).toEqual(['energy']);
+    expect([...loadSources({ HOOKSTREAM_SOURCES_FILE: file }).keys()]).toEqual(['fromfile']);
+    // Empty is unset, as for the new names.
+    expect([...loadSources({ HOOKLEDGER_SOURCES: '', HOOKSTREAM_SOURCES: inline }).keys()]).toEqual([
+      'energy',
+    ]);
+  });
+
+  it('reads the new names, and none of the old ones, when both are set', () => {
+    const current = JSON.stringify({ current: { keys: { k1: KEY_A } } });
+    const old = JSON.stringify({ old: { keys: { k1: KEY_B } } });
+    expect([...loadSources({ HOOKLEDGER_SOURCES: current, HOOKSTREAM_SOURCES: old }).keys()]).toEqual([
+      'current',
+    ]);
+    expect([
+      ...loadSources({ HOOKLEDGER_SOURCES: current, HOOKSTREAM_SOURCES_FILE: '/nonexistent' }).keys(),
+    ]).toEqual(['current']);
+  });
+
+  it('names an old variable that is wrong by the name it was given', () => {
+    expect(messageOf(() => loadSources({ HOOKSTREAM_SOURCES: 'nope' }))).toMatch(
+      /^HOOKSTREAM_SOURCES: not valid JSON/,
+    );
+    expect(messageOf(() => loadSources({ HOOKSTREAM_SOURCES_FILE: '/nonexistent/x.json' }))).toMatch(
+      /^HOOKSTREAM_SOURCES_FILE: cannot read .*ENOENT/,
+    );
+    expect(messageOf(() => loadSources({ HOOKSTREAM_SOURCES: '{}', HOOKSTREAM_SOURCES_FILE: '/x' }))).toBe(
+      'HOOKSTREAM_SOURCES_FILE: set either HOOKSTREAM_SOURCES or HOOKSTREAM_SOURCES_FILE, not both',
+    );
+  });
+
   it('names the variable that is wrong', () => {
     expect(messageOf(() => loadSources({}))).toMatch(/^HOOKLEDGER_SOURCES: .*not set/);
     expect(messageOf(() => loadSources({ HOOKLEDGER_SOURCES_FILE: '/nonexistent/x.json' }))).toMatch(

@@ -48,4 +48,20 @@ describe('the effective configuration', () => {
     });
     expect(JSON.stringify(lines)).not.toMatch(/hunter2|tok3n|registry-secret/);
   });
+
+  it("warns once to rename the project's old name for the sources, never showing its value", () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({
+      level: 'info',
+      name: 'test',
+      destination: { write: (line: string) => lines.push(JSON.parse(line)) },
+    });
+    logStartConfig(logger, loadConfig(env), { ...env, HOOKSTREAM_SOURCES: '{"e":{"keys":{"k":"s3cret"}}}' });
+    const warnings = lines.filter((line) => line.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toBe(
+      'HOOKSTREAM_SOURCES is the old name of HOOKLEDGER_SOURCES: read as HOOKLEDGER_SOURCES for now, rename it',
+    );
+    expect(JSON.stringify(lines)).not.toContain('s3cret');
+  });
 });

@@ -4,6 +4,8 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   KNOWN_VARIABLES,
+  renamedVariable,
+  renamedVariableLines,
   unknownVariableLine,
   unknownVariables,
   VARIABLE_PREFIXES,
@@ -30,6 +32,31 @@ describe('variables with a hookledger prefix', () => {
     expect(unknownVariables(['INGEST_TIMEOUT_SECONDS_FOR_ALL'])).toEqual([
       { variable: 'INGEST_TIMEOUT_SECONDS_FOR_ALL' },
     ]);
+  });
+
+  it("reads the project's old names for the sources in place of unset new ones, with one warning each", () => {
+    expect(renamedVariable({ HOOKSTREAM_SOURCES: '{}' }, 'HOOKLEDGER_SOURCES')).toEqual({
+      variable: 'HOOKSTREAM_SOURCES',
+      value: '{}',
+    });
+    expect(
+      renamedVariable({ HOOKLEDGER_SOURCES: '{"a":1}', HOOKSTREAM_SOURCES: '{}' }, 'HOOKLEDGER_SOURCES'),
+    ).toEqual({ variable: 'HOOKLEDGER_SOURCES', value: '{"a":1}' });
+    expect(renamedVariable({ HOOKSTREAM_SOURCES: '' }, 'HOOKLEDGER_SOURCES')).toBeUndefined();
+    expect(renamedVariableLines({ HOOKSTREAM_SOURCES_FILE: '/etc/s.json', PATH: '/bin' })).toEqual([
+      'HOOKSTREAM_SOURCES_FILE is the old name of HOOKLEDGER_SOURCES_FILE: read as HOOKLEDGER_SOURCES_FILE for now, rename it',
+    ]);
+    expect(renamedVariableLines({ HOOKSTREAM_SOURCES: '{}', HOOKLEDGER_SOURCES: '{}' })).toEqual([
+      'HOOKSTREAM_SOURCES is the old name of HOOKLEDGER_SOURCES: ignored (HOOKLEDGER_SOURCES set), remove it',
+    ]);
+    // A new name of either variable set: the old names are ignored together.
+    expect(
+      renamedVariable({ HOOKSTREAM_SOURCES: '{}', HOOKLEDGER_SOURCES_FILE: '/s' }, 'HOOKLEDGER_SOURCES'),
+    ).toBeUndefined();
+    expect(renamedVariableLines({ HOOKSTREAM_SOURCES: '{}', HOOKLEDGER_SOURCES_FILE: '/s' })).toEqual([
+      'HOOKSTREAM_SOURCES is the old name of HOOKLEDGER_SOURCES: ignored (HOOKLEDGER_SOURCES_FILE set), remove it',
+    ]);
+    expect(renamedVariableLines({ HOOKLEDGER_SOURCES: '{}' })).toEqual([]);
   });
 
   it('leaves alone what Kubernetes sets for a Service named kafka or hookledger-ingest', () => {

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Registry } from 'prom-client';
 import { startIngest } from '../../../ingest/main.js';
-import { loadSources } from '../../../ingest/sources.js';
+import { loadSources, sourcesSettings } from '../../../ingest/sources.js';
 import { startProcessors } from '../../../processors/main.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { logStartConfig } from '../../../runtime/config-view.js';
@@ -140,7 +140,8 @@ export const command: Command = {
     const stackDir = values['state-dir'] ? path.join(stateDir, 'stack') : defaultStateDir();
 
     // What a person can get wrong is said now, not after the stack's half a minute.
-    const ownSources = !process.env.HOOKLEDGER_SOURCES && !process.env.HOOKLEDGER_SOURCES_FILE;
+    const userSources = sourcesSettings(process.env);
+    const ownSources = !userSources.inline && !userSources.file;
     const baseEnv: NodeJS.ProcessEnv = {
       ...process.env,
       ...(values.port ? { INGEST_PORT: values.port } : {}),
@@ -250,9 +251,9 @@ export const command: Command = {
           ...(ownSources
             ? {}
             : {
-                sourcesFrom: process.env.HOOKLEDGER_SOURCES_FILE
-                  ? `HOOKLEDGER_SOURCES_FILE ${process.env.HOOKLEDGER_SOURCES_FILE}`
-                  : 'HOOKLEDGER_SOURCES',
+                sourcesFrom: userSources.file
+                  ? `${userSources.file.variable} ${userSources.file.value}`
+                  : userSources.inline!.variable,
               }),
           logFile: shown(log.file),
         }).join('\n'),

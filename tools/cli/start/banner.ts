@@ -23,7 +23,7 @@ export interface BannerInput {
   stages: readonly string[];
   /** http(s)://host:port of ingest. */
   ingestBase: string;
-  /** http://host:port of ingest's ops server (/metrics, /readyz): never the webhook port. */
+  /** http://host:port of ingest's ops server (/metrics, which is never on the webhook port; /readyz). */
   ingestOpsBase: string;
   /** http://host:port of the processors' ops server. */
   processorsBase: string;
