@@ -43,6 +43,10 @@ const { values: opts } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     // A directory: ingest runs under `node --cpu-prof` and writes its profile there when it stops.
     'profile-dir': { type: 'string' },
+    // Node flags for ingest's process only, e.g. "--trace-gc --max-semi-space-size=64" (not with --profile-dir).
+    'ingest-node-flags': { type: 'string', default: '' },
+    // Keeps the run's directory (ingest's log, with --trace-gc its GC lines) and prints its path.
+    'keep-dir': { type: 'boolean', default: false },
   },
 });
 const RATES = opts.rates.split(',').map(Number);
@@ -196,7 +200,9 @@ function startIngest(bench: BenchStack, prefix: string, port: number, opsPort: n
       LOG_LEVEL: opts['log-level'],
     },
     logFile,
-    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : (process.env.INGEST_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    profileDir
+      ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+      : opts['ingest-node-flags'].split(' ').filter(Boolean),
   );
 }
 
@@ -401,7 +407,8 @@ async function main(): Promise<void> {
     if (!opts['no-write']) writeSection('ingest', section);
   } finally {
     await bench?.stop();
-    if (!process.env.KEEP_BENCH_DIR) await rm(dir, { recursive: true, force: true }); else console.error('kept', dir);
+    if (opts['keep-dir']) log(`kept ${dir}`);
+    else await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -138,7 +138,7 @@ function jvmBase({ logging, kafkaLib, logConfig }: KafkaJvm): string[] {
 
 /** The broker's command line after `java`: the same main class and config in 3.9 and 4.1. */
 export function kafkaBrokerArgs(jvm: KafkaJvm, serverProperties: string, heap: string[]): string[] {
-  return [...heap, ...(process.env.BROKER_JVM_EXTRA ?? '').split(' ').filter(Boolean), '-Djava.awt.headless=true', ...jvmBase(jvm), 'kafka.Kafka', serverProperties];
+  return [...heap, '-Djava.awt.headless=true', ...jvmBase(jvm), 'kafka.Kafka', serverProperties];
 }
 
 /**
