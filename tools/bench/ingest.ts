@@ -43,7 +43,7 @@ const { values: opts } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     // A directory: ingest runs under `node --cpu-prof` and writes its profile there when it stops.
     'profile-dir': { type: 'string' },
-    // Node flags for ingest's process only, e.g. "--trace-gc --max-semi-space-size=64" (not with --profile-dir).
+    // Node flags for ingest's process only, given with "=" (--ingest-node-flags="--trace-gc --max-semi-space-size=64"); not with --profile-dir.
     'ingest-node-flags': { type: 'string', default: '' },
     // Keeps the run's directory (ingest's log, with --trace-gc its GC lines) and prints its path.
     'keep-dir': { type: 'boolean', default: false },
