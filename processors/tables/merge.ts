@@ -160,6 +160,9 @@ function applyUpdate(state: EntityState, event: MergeEvent, policy: MergePolicy)
   // Not newer than the deletion: it happened to an entity that is gone since.
   if (state.deletedAt !== null && compareVersions(version, state.deletedAt) <= 0) return state;
   const seenAt = state.seenAt === null || compareVersions(version, state.seenAt) > 0 ? version : state.seenAt;
+  // Not newer than the entity's newest delivery (a retry, a late one: most events of a busy stream), it
+  // usually changes nothing, which the versions alone can tell: its data is then not read.
+  if (seenAt === state.seenAt && losesEveryField(state, event.fields, version, policy)) return state;
 
   readLeaves(event);
   let orderCache: Map<string, number | null> | undefined;
@@ -196,6 +199,31 @@ function applyUpdate(state: EntityState, event: MergeEvent, policy: MergePolicy)
   if (fields !== undefined) return new MergeState(state.deletedAt, seenAt, fields);
   // Only seenAt moved: the fields are shared, not copied (a state is never mutated).
   return seenAt !== state.seenAt ? new MergeState(state.deletedAt, seenAt, state.fields) : state;
+}
+
+/**
+ * True when a delivery of `version` changes none of `fields` whatever its values: each is ordered by its
+ * version (not by a clock read from the data) and already has a candidate at least as new. addToFrontier
+ * keeps such a field as it is: a candidate without an ordering instant is, on both clocks, no newer than
+ * one of at least its version.
+ */
+function losesEveryField(
+  state: EntityState,
+  fields: readonly string[],
+  version: Version,
+  policy: MergePolicy,
+): boolean {
+  for (let n = 0; n < fields.length; n++) if (policy(fields[n]!) !== undefined) return false;
+  for (let n = 0; n < fields.length; n++) {
+    const frontier = ownField(state.fields, fields[n]!);
+    if (frontier === undefined || !hasAtLeast(frontier, version)) return false;
+  }
+  return true;
+}
+
+function hasAtLeast(frontier: readonly Candidate[], version: Version): boolean {
+  for (let k = 0; k < frontier.length; k++) if (compareVersions(frontier[k]!, version) >= 0) return true;
+  return false;
 }
 
 /** A field's candidates; never an inherited property (`constructor` of a state parsed from JSON). */
