@@ -74,7 +74,28 @@ export function mergePolicyFor(entity: string): MergePolicy {
   return entity === 'EnergySwitch' ? ENERGY_SWITCH : BY_DELIVERY;
 }
 
-export const EMPTY_STATE: EntityState = { deletedAt: null, seenAt: null, fields: {} };
+const NOT_YET = Symbol('not computed yet');
+
+/**
+ * A state the merge made. Its JSON is an EntityState's (own properties: deletedAt, seenAt, fields, in
+ * that order); its table value is computed once and kept with it, cheaper than a WeakMap entry per state.
+ */
+class MergeState implements EntityState {
+  #latest: EntityLatest | null | undefined | typeof NOT_YET = NOT_YET;
+
+  constructor(
+    readonly deletedAt: Version | null,
+    readonly seenAt: Version | null,
+    readonly fields: Readonly<Record<string, readonly Candidate[]>>,
+  ) {}
+
+  get latest(): EntityLatest | null | undefined {
+    if (this.#latest === NOT_YET) this.#latest = computeLatest(this);
+    return this.#latest;
+  }
+}
+
+export const EMPTY_STATE: EntityState = new MergeState(null, null, {});
 
 const utf8 = new TextEncoder();
 
@@ -131,7 +152,7 @@ function applyDeletion(state: EntityState, event: MergeEvent): EntityState {
     if (kept.length > 0) fields[path] = kept;
   }
   const seenAt = state.seenAt !== null && compareVersions(state.seenAt, version) > 0 ? state.seenAt : null;
-  return { deletedAt: version, seenAt, fields };
+  return new MergeState(version, seenAt, fields);
 }
 
 function applyUpdate(state: EntityState, event: MergeEvent, policy: MergePolicy): EntityState {
@@ -139,6 +160,9 @@ function applyUpdate(state: EntityState, event: MergeEvent, policy: MergePolicy)
   // Not newer than the deletion: it happened to an entity that is gone since.
   if (state.deletedAt !== null && compareVersions(version, state.deletedAt) <= 0) return state;
   const seenAt = state.seenAt === null || compareVersions(version, state.seenAt) > 0 ? version : state.seenAt;
+  // Not newer than the entity's newest delivery (a retry, a late one: most events of a busy stream), it
+  // usually changes nothing, which the versions alone can tell: its data is then not read.
+  if (seenAt === state.seenAt && losesEveryField(state, event.fields, version, policy)) return state;
 
   readLeaves(event);
   let orderCache: Map<string, number | null> | undefined;
@@ -172,9 +196,34 @@ function applyUpdate(state: EntityState, event: MergeEvent, policy: MergePolicy)
       fields[path] = next;
     }
   }
-  if (fields !== undefined) return { deletedAt: state.deletedAt, seenAt, fields };
+  if (fields !== undefined) return new MergeState(state.deletedAt, seenAt, fields);
   // Only seenAt moved: the fields are shared, not copied (a state is never mutated).
-  return seenAt !== state.seenAt ? { deletedAt: state.deletedAt, seenAt, fields: state.fields } : state;
+  return seenAt !== state.seenAt ? new MergeState(state.deletedAt, seenAt, state.fields) : state;
+}
+
+/**
+ * True when a delivery of `version` changes none of `fields` whatever its values: each is ordered by its
+ * version (not by a clock read from the data) and already has a candidate at least as new. addToFrontier
+ * keeps such a field as it is: a candidate without an ordering instant is, on both clocks, no newer than
+ * one of at least its version.
+ */
+function losesEveryField(
+  state: EntityState,
+  fields: readonly string[],
+  version: Version,
+  policy: MergePolicy,
+): boolean {
+  for (let n = 0; n < fields.length; n++) if (policy(fields[n]!) !== undefined) return false;
+  for (let n = 0; n < fields.length; n++) {
+    const frontier = ownField(state.fields, fields[n]!);
+    if (frontier === undefined || !hasAtLeast(frontier, version)) return false;
+  }
+  return true;
+}
+
+function hasAtLeast(frontier: readonly Candidate[], version: Version): boolean {
+  for (let k = 0; k < frontier.length; k++) if (compareVersions(frontier[k]!, version) >= 0) return true;
+  return false;
 }
 
 /** A field's candidates; never an inherited property (`constructor` of a state parsed from JSON). */
@@ -192,6 +241,17 @@ function ownField(
  * at least as new as on both. Undefined when nothing changes.
  */
 function addToFrontier(frontier: readonly Candidate[], candidate: Candidate): Candidate[] | undefined {
+  // A frontier of none or one (nearly every field): the array made at its size, nothing sorted.
+  if (frontier.length === 0) return [candidate];
+  if (frontier.length === 1) {
+    const c = frontier[0]!;
+    const byVersion = compareVersions(c, candidate);
+    const byOrder = compareCandidates(c, candidate);
+    if (byVersion >= 0 && byOrder >= 0) return undefined;
+    if (byVersion <= 0 && byOrder <= 0) return [candidate];
+    // Here byVersion is not 0 (equal versions fall in one of the cases above): its order is the sort's.
+    return byVersion < 0 ? [c, candidate] : [candidate, c];
+  }
   const kept: Candidate[] = [];
   for (const c of frontier) {
     const byVersion = compareVersions(c, candidate);
@@ -253,8 +313,15 @@ function leafIndex(path: string, hint: number): number {
 export function tableFields(state: EntityState | undefined): TableFields | null | undefined {
   if (state === undefined || (state.seenAt === null && state.deletedAt === null)) return undefined;
   if (state.seenAt === null) return null;
+  return winningValues(state, nullRecord<string | null>());
+}
+
+/** Writes each shown field's winning value into `out`, by path in sorted order. */
+function winningValues(state: EntityState, out: TableFields): TableFields {
   const winners = new Map<string, Candidate>();
-  for (const [path, candidates] of Object.entries(state.fields)) {
+  const fields = state.fields;
+  for (const path of Object.keys(fields)) {
+    const candidates = fields[path]!;
     let best = candidates[0];
     for (const c of candidates) if (best === undefined || compareCandidates(c, best) > 0) best = c;
     if (best !== undefined) winners.set(path, best);
@@ -271,9 +338,13 @@ export function tableFields(state: EntityState | undefined): TableFields | null 
       dot = path.lastIndexOf('.', dot - 1);
     }
   }
-  const out: TableFields = nullRecord<string | null>();
   for (const path of [...winners.keys()].sort()) {
-    if (!hidden.has(path)) out[path] = winners.get(path)!.value;
+    if (hidden.has(path)) continue;
+    const value = winners.get(path)!.value;
+    // A plain object's `__proto__` is its prototype's setter: the field is defined, as a spread would.
+    if (path === '__proto__')
+      Object.defineProperty(out, path, { value, writable: true, enumerable: true, configurable: true });
+    else out[path] = value;
   }
   return out;
 }
@@ -290,7 +361,8 @@ export interface EntityLatest {
 /**
  * Each state's table value, once: applyEvent compares the row before and after, the processor writes the
  * row after, and the next event of the key starts from it. A state is never mutated, so its value never
- * goes stale; a state no longer referenced drops out with it.
+ * goes stale. The merge's own states keep theirs (MergeState); a state from elsewhere (parsed from the
+ * changelog) in a WeakMap, so that it drops out with the state.
  */
 const latestOfState = new WeakMap<EntityState, EntityLatest | null | undefined>();
 
@@ -300,6 +372,7 @@ const latestOfState = new WeakMap<EntityState, EntityLatest | null | undefined>(
  */
 export function latestValue(state: EntityState | undefined): EntityLatest | null | undefined {
   if (state === undefined) return undefined;
+  if (state instanceof MergeState) return state.latest;
   if (latestOfState.has(state)) return latestOfState.get(state);
   const latest = computeLatest(state);
   latestOfState.set(state, latest);
@@ -307,11 +380,10 @@ export function latestValue(state: EntityState | undefined): EntityLatest | null
 }
 
 function computeLatest(state: EntityState): EntityLatest | null | undefined {
-  const fields = tableFields(state);
-  if (fields === null || fields === undefined) return fields;
-  // tableFields returns fields only for a state whose entity exists, so seenAt is set.
-  const newest = state.seenAt!;
-  return { fields: { ...fields }, occurredAt: newest.at, webhookId: newest.webhookId };
+  if (state.seenAt === null) return state.deletedAt === null ? undefined : null;
+  // Into a plain object at once (the Avro map's value), not a record without prototype then a copy.
+  const fields = winningValues(state, {});
+  return { fields, occurredAt: state.seenAt.at, webhookId: state.seenAt.webhookId };
 }
 
 /**
