@@ -160,7 +160,7 @@ function applyUpdate(state: EntityState, event: MergeEvent, policy: MergePolicy)
   // Not newer than the deletion: it happened to an entity that is gone since.
   if (state.deletedAt !== null && compareVersions(version, state.deletedAt) <= 0) return state;
   const seenAt = state.seenAt === null || compareVersions(version, state.seenAt) > 0 ? version : state.seenAt;
-  // Not newer than the entity's newest delivery (a retry, a late one: most events of a busy stream), it
+  // Not newer than the entity's newest delivery (one delivered late, or read again after a rewind), it
   // usually changes nothing, which the versions alone can tell: its data is then not read.
   if (seenAt === state.seenAt && losesEveryField(state, event.fields, version, policy)) return state;
 
