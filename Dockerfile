@@ -32,9 +32,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
-# 8080: webhooks, /healthz, /readyz. The ops port (INGEST_OPS_PORT 9091: /metrics, and the same /healthz,
-# /readyz) listens on the loopback unless INGEST_OPS_HOST says otherwise (in Kubernetes: 0.0.0.0, with no
-# Ingress route to it).
+# 8080: webhooks. The ops port (INGEST_OPS_PORT 9091: /healthz, /readyz, /metrics) listens on the
+# loopback unless INGEST_OPS_HOST says otherwise (in Kubernetes: 0.0.0.0, with no Ingress route to it).
 EXPOSE 8080
 ENTRYPOINT ["node", "dist/tools/cli/main.js"]
 CMD ["ingest"]

@@ -1,11 +1,9 @@
 // The ingest HTTP app: built from its dependencies, never listening (main.ts and tests decide that).
-// It serves the webhook route, /healthz and /readyz (as the ops app does); /metrics is on the ops app only
-// (ops-app.ts).
+// It serves the webhook route only; /healthz, /readyz and /metrics are on the ops app (ops-app.ts).
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Logger } from '../runtime/log.js';
 import { createIngestMetrics, type IngestMetrics } from './metrics.js';
-import { healthPlugin, ingestHealth } from './plugins/health.js';
 import type { EnvelopeEncoder } from './producer/encoder.js';
 import type { RawStore } from './producer/port.js';
 import { lazyChildLoggerFactory } from './request-logger.js';
@@ -60,10 +58,6 @@ export interface IngestDeps {
   failingIds?: FailingIds;
   /** INGEST_KEPT_QUERY_PARAMETERS: the query parameters whose values records keep. */
   keptQueryParameters?: ReadonlySet<string>;
-  /** False once the webhook server closes (/readyz), as on the ops app. */
-  accepting?: () => boolean;
-  /** True once a drain before stopping began (/readyz), as on the ops app. */
-  draining?: () => boolean;
 }
 
 export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
@@ -109,9 +103,6 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     done();
   });
 
-  // Probes that reach the instance where the platform does (a load balancer in front) need no second
-  // port; registered outside the webhook plugin, its raw-body parser, hooks and error handler do not apply.
-  await app.register(healthPlugin, ingestHealth(deps));
   await app.register(webhooksPlugin, {
     sources: deps.sources,
     store: deps.store,

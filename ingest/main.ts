@@ -51,7 +51,7 @@ export interface RunningIngest {
   app: FastifyInstance;
   /** http(s)://host:port the server listens on. */
   url: string;
-  /** http://host:port of /metrics, /healthz and /readyz (INGEST_OPS_HOST, INGEST_OPS_PORT). */
+  /** http://host:port of /healthz, /readyz and /metrics (INGEST_OPS_HOST, INGEST_OPS_PORT). */
   opsUrl: string;
   producer: RawProducer;
   encoder: RegistryEncoder;
@@ -113,7 +113,7 @@ export async function startIngest({
   };
   if (opsAt.port !== 0 && opsAt.port === listenAt.port)
     throw new ConfigError(
-      `INGEST_OPS_PORT: must differ from INGEST_PORT (${listenAt.port}): /metrics stays off the webhook port`,
+      `INGEST_OPS_PORT: must differ from INGEST_PORT (${listenAt.port}): operations stay off the webhook port`,
     );
   // A port in use is said before any client starts; listen() below still says it if taken meanwhile.
   await assertPortFree(listenAt);
@@ -212,8 +212,6 @@ export async function startIngest({
       },
       ...(https ? { https } : {}),
       ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
-      accepting: () => accepting,
-      draining: () => drain.draining,
     });
     ops = await buildOpsApp({
       store: producer,

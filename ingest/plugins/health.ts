@@ -1,8 +1,6 @@
 // /healthz (the process answers) and /readyz (it can store deliveries now), for orchestrators and load balancers.
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import type { EnvelopeEncoder } from '../producer/encoder.js';
-import type { RawStore } from '../producer/port.js';
 
 export interface HealthOptions {
   /** Named readiness checks; /readyz is 200 only when every one is true. */
@@ -29,25 +27,3 @@ const health: FastifyPluginAsync<HealthOptions> = async (app, { checks, draining
 };
 
 export const healthPlugin = fp(health, { name: 'hookledger-health', fastify: '5.x' });
-
-/** What ingest's readiness is made of: the webhook port and the ops port answer /readyz from the same. */
-export interface IngestReadiness {
-  store: Pick<RawStore, 'ready'>;
-  encoder: Pick<EnvelopeEncoder, 'ready'>;
-  /** False once the webhook server closes: /readyz turns 503 while in-flight requests finish. */
-  accepting?: (() => boolean) | undefined;
-  /** True once a drain before stopping began (INGEST_DRAIN_DELAY_MS): /readyz fails, webhooks are still served. */
-  draining?: (() => boolean) | undefined;
-}
-
-/** Ready: accepting, the producer can write, the envelope schema is registered, and not draining. */
-export function ingestHealth({ store, encoder, accepting, draining }: IngestReadiness): HealthOptions {
-  return {
-    checks: {
-      ...(accepting ? { webhooks: accepting } : {}),
-      producer: () => store.ready,
-      schema: () => encoder.ready,
-    },
-    ...(draining ? { draining } : {}),
-  };
-}

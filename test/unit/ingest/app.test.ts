@@ -27,15 +27,7 @@ interface Harness {
 const open: Harness[] = [];
 
 async function harness(
-  options: {
-    deadlineMs?: number;
-    maxPendingBytes?: number;
-    bodyLimit?: number;
-    lingerMs?: number;
-    /** As main.ts passes them to both servers. */
-    accepting?: () => boolean;
-    draining?: () => boolean;
-  } = {},
+  options: { deadlineMs?: number; maxPendingBytes?: number; bodyLimit?: number; lingerMs?: number } = {},
 ): Promise<Harness> {
   const { logger, text } = capturingLogger();
   const kafka = new FakeKafka();
@@ -62,17 +54,8 @@ async function harness(
     logger,
     metrics,
     bodyLimit: options.bodyLimit ?? 1_048_576,
-    accepting: options.accepting,
-    draining: options.draining,
   });
-  const ops = await buildOpsApp({
-    store: producer,
-    encoder,
-    metrics,
-    logger,
-    accepting: options.accepting,
-    draining: options.draining,
-  });
+  const ops = await buildOpsApp({ store: producer, encoder, metrics, logger });
   const h = { app, ops, kafka, encoder, producer, logs: text };
   open.push(h);
   return h;
@@ -215,73 +198,12 @@ describe('ingest app', () => {
     );
   });
 
-  it('answers /healthz and /readyz on the webhook port as on the ops port, /metrics on the ops port only', async () => {
+  it('serves no operations endpoint on the webhook port', async () => {
     const h = await harness();
-    for (const url of ['/readyz', '/healthz']) {
-      const webhookPort = await h.app.inject({ method: 'GET', url });
-      const opsPort = await h.ops.inject({ method: 'GET', url });
-      expect(webhookPort.statusCode, url).toBe(200);
-      expect(webhookPort.headers['content-type'], url).toBe(opsPort.headers['content-type']);
-      expect(webhookPort.json(), url).toEqual(opsPort.json());
+    for (const url of ['/metrics', '/readyz', '/healthz']) {
+      expect((await h.app.inject({ method: 'GET', url })).statusCode).toBe(404);
+      expect((await h.ops.inject({ method: 'GET', url })).statusCode).toBe(200);
     }
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({
-      ready: true,
-      checks: { accepting: true, producer: true, schema: true },
-    });
-    expect((await h.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
-    expect((await h.ops.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(200);
-  });
-
-  it('is unready on the webhook port while draining, then while stopping, as on the ops port', async () => {
-    let draining = false;
-    let accepting = true;
-    const h = await harness({ draining: () => draining, accepting: () => accepting });
-    const readyz = async () =>
-      Promise.all(
-        [h.app, h.ops].map(async (server) => {
-          const response = await server.inject({ method: 'GET', url: '/readyz' });
-          return { status: response.statusCode, body: response.json() };
-        }),
-      );
-    for (const answer of await readyz()) expect(answer.status).toBe(200);
-    draining = true;
-    for (const answer of await readyz())
-      expect(answer).toEqual({
-        status: 503,
-        body: { ready: false, checks: { accepting: false, webhooks: true, producer: true, schema: true } },
-      });
-    // Webhooks are still stored meanwhile.
-    expect((await post(h)).statusCode).toBe(200);
-    draining = false;
-    accepting = false;
-    for (const answer of await readyz()) {
-      expect(answer.status).toBe(503);
-      expect(answer.body.checks.webhooks).toBe(false);
-    }
-  });
-
-  it("answers the probes on the webhook port untouched by the webhook route's parser, hooks and error handler", async () => {
-    const h = await harness();
-    // A body and a malformed Content-Type, which the webhook route would read as raw bytes.
-    const probe = await h.app.inject({
-      method: 'GET',
-      url: '/readyz',
-      headers: { 'content-type': 'not a media type' },
-    });
-    expect(probe.statusCode).toBe(200);
-    expect(probe.json().ready).toBe(true);
-    expect((await h.app.inject({ method: 'HEAD', url: '/healthz' })).statusCode).toBe(200);
-    // A probe is no webhook request: not counted, and its path is no source.
-    const metrics = (await h.ops.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(metrics).not.toMatch(/^hookledger_ingest_requests_total\{/m);
-    // A webhook method on a probe path is fastify's own 404, not a webhook answer.
-    const posted = await h.app.inject({ method: 'POST', url: '/readyz', payload: BODY });
-    expect(posted.statusCode).toBe(404);
-    expect(posted.json()).toEqual({
-      message: 'Route POST:/readyz not found',
-      error: 'Not Found',
-      statusCode: 404,
-    });
   });
 
   it('stores an unsigned delivery to a source declared insecure, with no key id', async () => {
@@ -384,29 +306,23 @@ describe('ingest app', () => {
     expect((await first).statusCode).toBe(200);
   });
 
-  it('is unready while no producer can write, and recovers by itself (on both ports)', async () => {
+  it('is unready while no producer can write, and recovers by itself', async () => {
     const h = await harness();
-    for (const server of [h.ops, h.app])
-      expect((await server.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     h.kafka.behaviour = 'fail';
     h.kafka.connectFails = true;
     expect((await post(h)).statusCode).toBe(503);
-    for (const server of [h.ops, h.app]) {
-      const unready = await server.inject({ method: 'GET', url: '/readyz' });
-      expect(unready.statusCode).toBe(503);
-      expect(unready.json().checks.producer).toBe(false);
-      // Alive all the same.
-      expect((await server.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-    }
+    const unready = await h.ops.inject({ method: 'GET', url: '/readyz' });
+    expect(unready.statusCode).toBe(503);
+    expect(unready.json().checks.producer).toBe(false);
     h.kafka.connectFails = false;
     h.kafka.behaviour = 'ack';
     await until(() => h.producer.ready);
-    for (const server of [h.ops, h.app])
-      expect((await server.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     expect((await post(h)).statusCode).toBe(200);
   });
 
-  it('is unready (on both ports) and answers 503 until the schema is registered', async () => {
+  it('is unready and answers 503 until the schema is registered', async () => {
     const h = await harness();
     h.encoder.ready = false;
     const encode = h.encoder.encode.bind(h.encoder);
@@ -414,11 +330,7 @@ describe('ingest app', () => {
       const { INGEST_ERR_UNAVAILABLE } = await import('../../../ingest/errors.js');
       throw new INGEST_ERR_UNAVAILABLE();
     };
-    for (const server of [h.ops, h.app]) {
-      const unready = await server.inject({ method: 'GET', url: '/readyz' });
-      expect(unready.statusCode).toBe(503);
-      expect(unready.json().checks.schema).toBe(false);
-    }
+    expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).json().checks.schema).toBe(false);
     expect((await post(h)).statusCode).toBe(503);
     h.encoder.encode = encode;
   });
