@@ -238,6 +238,32 @@ class HugeStateFor99 extends Forwarding {
   }
 }
 
+/**
+ * The fixtures' topology with in's values in `failing` unreadable every time (the error `error` makes;
+ * -1 their poison value), dead letters to `onDeadLetter`.
+ */
+function failingOn(
+  failing: readonly number[],
+  error: (value: number) => Error,
+  onDeadLetter: Parameters<typeof deadLettersTo>[0] = () => undefined,
+): Topology<number> {
+  return {
+    ...topology,
+    sources: [
+      {
+        topic: 'in',
+        deserialize: async ({ value }) => {
+          const v = Number(value?.toString());
+          if (failing.includes(v)) throw error(v);
+          return v;
+        },
+        poison: () => -1,
+      },
+    ],
+    ...deadLettersTo(onDeadLetter),
+  };
+}
+
 describe('a record that fails every time', () => {
   /** Records 1, 2, 3 on in[0], the second failing every time with a bug (a TypeError carrying a string code). */
   async function secondRecordAlwaysFails(deadLetterAfterMs: number) {
@@ -246,24 +272,16 @@ describe('a record that fails every time', () => {
     const seen = { attempts: 0, deadLetters: [] as string[] };
     const app = await start(kafka, {
       deadLetterAfterMs,
-      topology: {
-        ...topology,
-        sources: [
-          {
-            topic: 'in',
-            deserialize: async ({ value }) => {
-              const v = Number(value?.toString());
-              if (v !== 2) return v;
-              seen.attempts++;
-              throw Object.assign(new TypeError('Cannot read properties of undefined'), {
-                code: 'ERR_INVALID_ARG_TYPE',
-              });
-            },
-            poison: () => -1,
-          },
-        ],
-        ...deadLettersTo((failure) => seen.deadLetters.push(failure.message)),
-      },
+      topology: failingOn(
+        [2],
+        () => {
+          seen.attempts++;
+          return Object.assign(new TypeError('Cannot read properties of undefined'), {
+            code: 'ERR_INVALID_ARG_TYPE',
+          });
+        },
+        (failure) => seen.deadLetters.push(failure.message),
+      ),
     });
     kafka.consumer.rebalance('assign', [p0]);
     return { kafka, app, seen };
@@ -405,21 +423,7 @@ describe('a record given up on after the records before it in its transaction', 
     kafka.produce('in', 0, [1, 2, 3]);
     await start(kafka, {
       deadLetterAfterMs: 0,
-      topology: {
-        ...topology,
-        sources: [
-          {
-            topic: 'in',
-            deserialize: async ({ value }) => {
-              const v = Number(value?.toString());
-              if (v === 2) throw new TypeError('Cannot read properties of undefined');
-              return v;
-            },
-            poison: () => -1,
-          },
-        ],
-        ...deadLettersTo(() => undefined),
-      },
+      topology: failingOn([2], () => new TypeError('Cannot read properties of undefined')),
     });
     kafka.consumer.rebalance('assign', [p0]);
     await until(() => kafka.committed.get('in[0]') === 3, 'the partition past the failing record', 10_000);
@@ -486,22 +490,10 @@ describe('two records in a row that fail every time', () => {
       // Ten failed batches in a row: the production back-off (200 ms doubling to 5 s) would take 23 s.
       retryInitialMs: 20,
       retryMaxMs: 100,
-      topology: {
-        ...topology,
-        sources: [
-          {
-            topic: 'in',
-            deserialize: async ({ value }) => {
-              const v = Number(value?.toString());
-              if (v !== 2 && v !== 3) return v;
-              attempts.set(v, (attempts.get(v) ?? 0) + 1);
-              throw new TypeError(`record ${v} cannot be read`);
-            },
-            poison: () => -1,
-          },
-        ],
-        ...deadLettersTo(() => undefined),
-      },
+      topology: failingOn([2, 3], (v) => {
+        attempts.set(v, (attempts.get(v) ?? 0) + 1);
+        return new TypeError(`record ${v} cannot be read`);
+      }),
     });
     kafka.consumer.rebalance('assign', [p0]);
     // Before, record 3's first failure aborted record 2's dead letter and its attempts started again:
