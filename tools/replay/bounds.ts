@@ -93,6 +93,15 @@ export function checkRequest(request: RangeRequest): void {
     throw new BoundsError('--to and --to-offset: give one of them');
   if (request.fromTime !== undefined && request.toTime !== undefined && request.toTime <= request.fromTime)
     throw new BoundsError('--to must be later than --from');
+  // Offsets as times: an end not after its start is a mistake, not a request to replay nothing of that
+  // partition (resolveRanges would clamp it to an empty range and the replay would say nothing).
+  for (const [partition, to] of request.toOffsets ?? []) {
+    const from = request.fromOffsets?.get(partition);
+    if (from !== undefined && to <= from)
+      throw new BoundsError(
+        `--to-offset ${partition}:${to} is not after --from-offset ${partition}:${from}: the end is exclusive`,
+      );
+  }
 }
 
 export function hasBounds(request: RangeRequest): boolean {

@@ -75,4 +75,16 @@ describe('replay bounds', () => {
     expect(() => checkRequest({ fromTime: 1, fromOffsets: new Map() })).toThrow(/--from and --from-offset/);
     expect(() => checkRequest({ fromTime: 2, toTime: 1 })).toThrow(/--to must be later/);
   });
+
+  it('refuse an end offset not after the start offset of the same partition, naming it', () => {
+    const request = { fromOffsets: new Map([[0, 60n]]), toOffsets: new Map([[0, 40n]]) };
+    expect(() => checkRequest(request)).toThrow(/--to-offset 0:40 is not after --from-offset 0:60/);
+    expect(() => checkRequest({ fromOffsets: new Map([[1, 5n]]), toOffsets: new Map([[1, 5n]]) })).toThrow(
+      BoundsError,
+    );
+    // Other partitions are no contradiction: each partition's bounds are its own.
+    expect(() =>
+      checkRequest({ fromOffsets: new Map([[0, 60n]]), toOffsets: new Map([[1, 40n]]) }),
+    ).not.toThrow();
+  });
 });
