@@ -36,8 +36,10 @@ options:
   --rate <n/s>             new deliveries (webhooks and duplicates) per second: 10, 10/s, 600/m or
                            unlimited (default 10/s); retries after a failure are not held back
   --concurrency <n>        requests open at once (default 8)
-  --timeout <duration>     an attempt without an answer by then has failed (default 30s)
-  --retry-window <d>       retries stop this long after the first attempt (default 72h; 10s for tests)
+  --timeout <duration>     an attempt without an answer by then has failed (default and at most 30s,
+                           the platform's; lower, as the platform can be configured)
+  --retry-window <d>       retries stop this long after the first attempt (default and at most 72h,
+                           the platform's; shorter to compress a run, e.g. 10s for tests)
   --backoff <duration>     wait before the first retry, doubling after each (default 1s, jittered)
   --max-backoff <d>        the wait between retries grows no longer than this (default 1h)
   --duplicate-rate <0..1>  share of webhooks sent again once acknowledged, as the platform may (same
