@@ -59,7 +59,7 @@ ${INVALID_LIST}
   --ids-file <path>        write the acknowledged webhook ids there, one per line
   --minimal-rate <0..1>    send that share of energy-switch deliveries with the Minimal query (the rest
                            Full), name this simulator's own GraphQL API in their query.api, and serve it:
-                           POST /graphql answers the Full query for every switch sent (docs/enrich.md)
+                           POST /v1/graphql answers the Full query for every switch sent (docs/enrich.md)
   --api-port <port>        where that API listens on 127.0.0.1 (default 8089: what \`start\`'s enrich
                            stage is allowed to fetch from)
   --api-failure-rate <0..1> share of API requests answered 429, 500 or never (a third each; default 0)
