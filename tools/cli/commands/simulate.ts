@@ -17,7 +17,8 @@ const HELP = `usage: hookledger simulate (--source <name> | --url <url>) [option
 
 Sends webhooks the way the platform does: every trigger of the contract, the energy switch Full, Minimal
 and Latest-commission queries, OperationFailure results; signed with HMAC-SHA1 (X-Signature); a
-non-200 or a timeout is retried with exponential back-off (same webhook id) until the retry window ends.
+non-200 or a timeout is retried (same webhook id) until the retry window ends, 72h as the platform's.
+The platform does not say how long it waits between retries: the exponential back-off is this tool's.
 On request, some webhooks are sent twice, out of order, or invalid (signed, so ingest stores them, but
 the router dead-letters them). Stop with Ctrl-C. Prints progress on stderr and a summary on stdout:
   sent 300 webhooks in 360 deliveries: acknowledged 300, retried 60 (duplicates sent on purpose 60,
