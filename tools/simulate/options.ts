@@ -182,7 +182,10 @@ export function parseSimulateArgs(
   const meanGapMs = ratePerSecond === undefined ? UNLIMITED_GAP_MS : 1_000 / ratePerSecond;
   // As fast as possible: the dates end now rather than run ahead of it.
   let start = ratePerSecond === undefined ? now - (count ?? 0) * UNLIMITED_GAP_MS : now;
+  // Dated from now, a webhook is never dated after it is made; a --start given is kept as asked.
+  let notAfter: (() => number) | undefined = Date.now;
   if (values.start !== undefined) {
+    notAfter = undefined;
     start = Date.parse(values.start);
     if (Number.isNaN(start))
       throw new UsageError(`--start: expected an ISO 8601 date-time, got "${values.start}"`);
@@ -234,6 +237,7 @@ export function parseSimulateArgs(
       generator: {
         otherTriggers: triggerList(values['other-triggers']),
         meanGapMs,
+        ...(notAfter === undefined ? {} : { notAfter }),
         ...(minimalRate === undefined ? {} : { minimalRate }),
       },
     },

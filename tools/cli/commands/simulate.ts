@@ -56,7 +56,8 @@ ${INVALID_LIST}
   --other-triggers <list>  operator-enabled triggers sent now and then (default PaymentAdded,
                            InvoiceAdded,MeterReadingAdded; "" for none)
   --seed <text>            repeat a run's webhooks (ids, entities, values); printed at the start
-  --start <date-time>      webhook.date of the first webhook (default now); with --seed, same bytes
+  --start <date-time>      webhook.date of the first webhook; with --seed, same bytes (default now,
+                           and then no webhook is dated after it is sent)
   --ids-file <path>        write the acknowledged webhook ids there, one per line
   --minimal-rate <0..1>    send that share of energy-switch deliveries with the Minimal query (the rest
                            Full), name this simulator's own GraphQL API in their query.api, and serve it:
