@@ -176,7 +176,7 @@ and \`SCHEMA_REGISTRY_URL\` set it uses that stack). ${new Date().toISOString().
 (${cpus()[0]?.model ?? 'unknown'}), a local broker and registry on the same machine.
 
 ${EVENTS} Minimal energy-switch events already in \`entity.energy-switch\`, read by one enrich instance; each is
-POSTed to the simulator's \`/graphql\` (in the benchmark's process, answering at once, no rate limit), the answer
+POSTed to the simulator's \`/v1/graphql\` (in the benchmark's process, answering at once, no rate limit), the answer
 routed and written back as a fetched event, exactly-once (commit every 100 ms). From the first fetched event
 to the last:
 

@@ -105,6 +105,11 @@ export interface GeneratorOptions {
   /** Mean time between two triggers, ms. */
   meanGapMs?: number;
   /**
+   * The clock: no webhook is dated after it, as no trigger fires in the future (§2.1: when the webhook
+   * was triggered). Unset: dates follow `start` and the gaps alone (a seed and a start, the same bytes).
+   */
+  notAfter?: () => number;
+  /**
    * Share of energy-switch deliveries sent with the Minimal query, the rest with the Full one (the
    * platform's odds of the three variants when unset).
    */
@@ -175,6 +180,7 @@ export function createDeliveryGenerator({
   otherTriggers = DEFAULT_OTHER_TRIGGERS,
   otherRate = 0.02,
   meanGapMs = 1_500,
+  notAfter,
   minimalRate,
   onSwitch,
 }: GeneratorOptions): DeliveryGenerator {
@@ -309,6 +315,8 @@ export function createDeliveryGenerator({
   return {
     next(intent: Intent = 'routed') {
       clock += Math.max(1, Math.round(random.exponential(meanGapMs)));
+      // Sending faster than the gaps (--rate unlimited) would otherwise date webhooks minutes ahead.
+      if (notAfter !== undefined) clock = Math.min(clock, notAfter());
       const made = isInvalidReason(intent)
         ? invalidDelivery(intent)
         : intent === 'failure'

@@ -1,4 +1,4 @@
-// The platform's GraphQL API as the simulator plays it: `POST /graphql` answers the query for the
+// The platform's GraphQL API as the simulator plays it: `POST /v1/graphql` answers the query for the
 // switches the simulator sent (always with the full record: what the Full query selects), an
 // OperationFailure for any other id, and on request 429s, 500s and answers that never come, so the
 // enrich stage can be shown (and tested) against weather. Loopback only.
@@ -9,6 +9,12 @@ import { createRandom } from './prng.js';
 
 /** Where `start` expects it, so the enrich stage it runs may fetch from it (its allow-list). */
 export const DEFAULT_API_PORT = 8089;
+
+/**
+ * Where it answers: the deliveries name it in `query.api`, and the contract's query address has a `v1`
+ * segment before `graphql` (§9).
+ */
+const PATH = '/v1/graphql';
 
 /** How long a "timeout" answer is held back: longer than any client waits. */
 const HELD_MS = 60_000;
@@ -23,7 +29,7 @@ export interface GraphqlApiOptions {
 }
 
 export interface GraphqlApi {
-  /** `http://host:port/graphql`: what deliveries name in `query.api`. */
+  /** `http://host:port/v1/graphql`: what deliveries name in `query.api`. */
   readonly url: string;
   /** Records the switch's current full record (the generator's onSwitch), and a thin delivery of it. */
   record(id: string, fullRecord: Json, thin?: boolean): void;
@@ -57,8 +63,8 @@ export async function serveGraphqlApi({
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     stats.requests++;
     lastAt = Date.now();
-    if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://x').pathname !== '/graphql')
-      return send(res, 404, '{"errors":[{"message":"POST /graphql"}]}');
+    if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://x').pathname !== PATH)
+      return send(res, 404, `{"errors":[{"message":"POST ${PATH}"}]}`);
     let text = '';
     for await (const chunk of req) text += chunk;
     let id: unknown;
@@ -99,7 +105,7 @@ export async function serveGraphqlApi({
   });
   const address = server.address() as AddressInfo;
   return {
-    url: `http://${host}:${address.port}/graphql`,
+    url: `http://${host}:${address.port}${PATH}`,
     record(id, fullRecord, thin = false) {
       records.set(id, writeJson(fullRecord));
       if (!thin) return;

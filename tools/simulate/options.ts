@@ -10,6 +10,9 @@ import type { SimulationOptions } from './simulation.js';
 
 export const DEFAULT_RATE_PER_SECOND = 10;
 export const DEFAULT_CONCURRENCY = 8;
+/** §8's limits: the response time a receiver is given, and how long a failed delivery is retried. */
+const PLATFORM_TIMEOUT = '30s';
+const PLATFORM_RETRY_WINDOW = '72h';
 /** Mean time between two triggers' dates when the rate is unlimited. */
 const UNLIMITED_GAP_MS = 1_500;
 
@@ -21,8 +24,8 @@ export const SIMULATE_OPTIONS = {
   unsigned: { type: 'boolean', default: false },
   count: { type: 'string' },
   rate: { type: 'string' },
-  timeout: { type: 'string', default: '30s' },
-  'retry-window': { type: 'string', default: '72h' },
+  timeout: { type: 'string', default: PLATFORM_TIMEOUT },
+  'retry-window': { type: 'string', default: PLATFORM_RETRY_WINDOW },
   backoff: { type: 'string', default: '1s' },
   'max-backoff': { type: 'string', default: '1h' },
   seed: { type: 'string' },
@@ -60,6 +63,18 @@ function duration(flag: string, text: string): number {
   const ms = parseDuration(text);
   if (ms === undefined || ms <= 0)
     throw new UsageError(`${flag}: expected a duration such as 30s, 250ms or 72h, got "${text}"`);
+  return ms;
+}
+
+/**
+ * A duration no longer than the platform's: §8 gives the receiver 30 s ("a lower timeout can be
+ * configured") and retries for 72 h. Shorter values compress a run; longer ones would accept what the
+ * platform fails.
+ */
+function atMostPlatform(flag: string, text: string, limit: string, what: string): number {
+  const ms = duration(flag, text);
+  if (ms > duration(flag, limit))
+    throw new UsageError(`${flag}: at most ${limit} (the platform's ${what}), got "${text}"`);
   return ms;
 }
 
@@ -167,12 +182,20 @@ export function parseSimulateArgs(
   const meanGapMs = ratePerSecond === undefined ? UNLIMITED_GAP_MS : 1_000 / ratePerSecond;
   // As fast as possible: the dates end now rather than run ahead of it.
   let start = ratePerSecond === undefined ? now - (count ?? 0) * UNLIMITED_GAP_MS : now;
+  // Dated from now, a webhook is never dated after it is made; a --start given is kept as asked.
+  let notAfter: (() => number) | undefined = Date.now;
   if (values.start !== undefined) {
+    notAfter = undefined;
     start = Date.parse(values.start);
     if (Number.isNaN(start))
       throw new UsageError(`--start: expected an ISO 8601 date-time, got "${values.start}"`);
   }
-  const windowMs = duration('--retry-window', values['retry-window']);
+  const windowMs = atMostPlatform(
+    '--retry-window',
+    values['retry-window'],
+    PLATFORM_RETRY_WINDOW,
+    'retry window',
+  );
   const invalidRate = share('--invalid-rate', values['invalid-rate']);
   const failureRate = share('--failure-rate', values['failure-rate']);
   // A webhook is one or the other (or neither): the two shares come out of the same webhooks.
@@ -197,7 +220,7 @@ export function parseSimulateArgs(
       ...(key === undefined ? {} : { key }),
       ...(count === undefined ? {} : { count }),
       ratePerSecond,
-      timeoutMs: duration('--timeout', values.timeout),
+      timeoutMs: atMostPlatform('--timeout', values.timeout, PLATFORM_TIMEOUT, 'response time'),
       policy: {
         ...DEFAULT_RETRY_POLICY,
         initialMs: duration('--backoff', values.backoff),
@@ -214,6 +237,7 @@ export function parseSimulateArgs(
       generator: {
         otherTriggers: triggerList(values['other-triggers']),
         meanGapMs,
+        ...(notAfter === undefined ? {} : { notAfter }),
         ...(minimalRate === undefined ? {} : { minimalRate }),
       },
     },

@@ -35,7 +35,10 @@ export interface SimulationOptions {
   failureRate: number;
   /** Requests open at once. */
   concurrency: number;
-  generator?: Pick<GeneratorOptions, 'otherTriggers' | 'api' | 'meanGapMs' | 'minimalRate' | 'onSwitch'>;
+  generator?: Pick<
+    GeneratorOptions,
+    'otherTriggers' | 'api' | 'meanGapMs' | 'notAfter' | 'minimalRate' | 'onSwitch'
+  >;
 }
 
 export interface SimulationStats {

@@ -37,6 +37,8 @@ describe("the simulator's GraphQL API", () => {
     expect(minimal.length).toBeGreaterThan(10);
     expect(minimal.every((d) => d.variant === 'minimal')).toBe(true);
     expect(JSON.parse(minimal[0]!.body).query.api).toBe(api.url);
+    // §9: the query address in a webhook body has a `v1` segment before `graphql`, as the platform's.
+    expect(new URL(api.url).pathname).toBe('/v1/graphql');
     const answer = await (await ask(api, minimal.at(-1)!.entityId)).text();
     const record = JSON.parse(answer).data.getEnergySwitch;
     expect(record).toMatchObject({ __typename: 'EnergySwitch', id: minimal.at(-1)!.entityId });

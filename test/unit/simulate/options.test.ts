@@ -48,6 +48,22 @@ describe('simulate options', () => {
     expect(simulation.policy.initialMs).toBe(50);
   });
 
+  it('refuses a timeout above the platform’s 30 s and a retry window beyond its 72 h', () => {
+    // §8: 30 s by default, "a lower timeout can be configured"; retries stop after 72 hours. Shorter
+    // values compress a run; longer ones would accept what the platform fails.
+    const base = ['--source', 's', '--key', 'k'];
+    expect(parseSimulateArgs([...base, '--timeout', '30s'], {}).simulation.timeoutMs).toBe(30_000);
+    expect(() => parseSimulateArgs([...base, '--timeout', '31s'], {})).toThrow(
+      /--timeout: at most 30s \(the platform's response time\), got "31s"/,
+    );
+    expect(parseSimulateArgs([...base, '--retry-window', '3d'], {}).simulation.policy.windowMs).toBe(
+      72 * 3_600_000,
+    );
+    expect(() => parseSimulateArgs([...base, '--retry-window', '73h'], {})).toThrow(
+      /--retry-window: at most 72h \(the platform's retry window\), got "73h"/,
+    );
+  });
+
   it('reads the key from --key-file (without its final newline) or HOOKLEDGER_SIMULATE_KEY', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'simulate-key-'));
     try {

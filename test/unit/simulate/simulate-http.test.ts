@@ -364,6 +364,23 @@ describe('hookledger simulate against a local endpoint', () => {
     expect(bounded.maxOpen).toBe(2);
   });
 
+  it('never dates a webhook after it is sent, however fast it sends (§2.1: when it was triggered)', async () => {
+    // As fast as possible and until stopped: the dates' mean gap (1.5 s) is far longer than the time
+    // between two sends, so without a bound they ran minutes ahead (the router's from-the-future).
+    let ahead = Number.NEGATIVE_INFINITY;
+    const stop = new AbortController();
+    const server = await receiver((request, index) => {
+      const date = Date.parse((parse(request.body) as { webhook: { date: string } }).webhook.date);
+      ahead = Math.max(ahead, date - request.at);
+      if (index === 300) stop.abort();
+      return 200;
+    });
+    const { io } = captured();
+    await runSimulate(['--url', server.url, ...fast], { ...io, signal: stop.signal });
+    expect(server.received.length).toBeGreaterThan(300);
+    expect(ahead).toBeLessThanOrEqual(0);
+  });
+
   it('prints the summary as JSON with --json', async () => {
     const server = await receiver(() => 200);
     const { io, out } = captured();

@@ -17,7 +17,8 @@ const HELP = `usage: hookledger simulate (--source <name> | --url <url>) [option
 
 Sends webhooks the way the platform does: every trigger of the contract, the energy switch Full, Minimal
 and Latest-commission queries, OperationFailure results; signed with HMAC-SHA1 (X-Signature); a
-non-200 or a timeout is retried with exponential back-off (same webhook id) until the retry window ends.
+non-200 or a timeout is retried (same webhook id) until the retry window ends, 72h as the platform's.
+The platform does not say how long it waits between retries: the exponential back-off is this tool's.
 On request, some webhooks are sent twice, out of order, or invalid (signed, so ingest stores them, but
 the router dead-letters them). Stop with Ctrl-C. Prints progress on stderr and a summary on stdout:
   sent 300 webhooks in 360 deliveries: acknowledged 300, retried 60 (duplicates sent on purpose 60,
@@ -36,8 +37,10 @@ options:
   --rate <n/s>             new deliveries (webhooks and duplicates) per second: 10, 10/s, 600/m or
                            unlimited (default 10/s); retries after a failure are not held back
   --concurrency <n>        requests open at once (default 8)
-  --timeout <duration>     an attempt without an answer by then has failed (default 30s)
-  --retry-window <d>       retries stop this long after the first attempt (default 72h; 10s for tests)
+  --timeout <duration>     an attempt without an answer by then has failed (default and at most 30s,
+                           the platform's; lower, as the platform can be configured)
+  --retry-window <d>       retries stop this long after the first attempt (default and at most 72h,
+                           the platform's; shorter to compress a run, e.g. 10s for tests)
   --backoff <duration>     wait before the first retry, doubling after each (default 1s, jittered)
   --max-backoff <d>        the wait between retries grows no longer than this (default 1h)
   --duplicate-rate <0..1>  share of webhooks sent again once acknowledged, as the platform may (same
@@ -53,11 +56,12 @@ ${INVALID_LIST}
   --other-triggers <list>  operator-enabled triggers sent now and then (default PaymentAdded,
                            InvoiceAdded,MeterReadingAdded; "" for none)
   --seed <text>            repeat a run's webhooks (ids, entities, values); printed at the start
-  --start <date-time>      webhook.date of the first webhook (default now); with --seed, same bytes
+  --start <date-time>      webhook.date of the first webhook; with --seed, same bytes (default now,
+                           and then no webhook is dated after it is sent)
   --ids-file <path>        write the acknowledged webhook ids there, one per line
   --minimal-rate <0..1>    send that share of energy-switch deliveries with the Minimal query (the rest
                            Full), name this simulator's own GraphQL API in their query.api, and serve it:
-                           POST /graphql answers the Full query for every switch sent (docs/enrich.md)
+                           POST /v1/graphql answers the Full query for every switch sent (docs/enrich.md)
   --api-port <port>        where that API listens on 127.0.0.1 (default 8089: what \`start\`'s enrich
                            stage is allowed to fetch from)
   --api-failure-rate <0..1> share of API requests answered 429, 500 or never (a third each; default 0)
