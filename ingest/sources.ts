@@ -111,8 +111,9 @@ export function parseSources(json: string, variable = 'HOOKLEDGER_SOURCES'): Sou
 
 /**
  * Reads the sources from HOOKLEDGER_SOURCES, or from the file HOOKLEDGER_SOURCES_FILE names (secrets
- * mounts); each under its old name (HOOKSTREAM_…) while the new one is unset. A source declared `"signature": "none"` must also be named in INGEST_UNSIGNED_SOURCES: an
- * insecure source is a decision made twice, never a typo or a copied example.
+ * mounts); under their old names (HOOKSTREAM_…) while neither new one is set. A source declared
+ * `"signature": "none"` must also be named in INGEST_UNSIGNED_SOURCES: an insecure source is a decision
+ * made twice, never a typo or a copied example.
  */
 export function loadSources(env: NodeJS.ProcessEnv = process.env): Sources {
   const sources = readSources(env);

@@ -305,9 +305,8 @@ export class StreamTask<V> {
     this.position.processed(offset);
     const now = this.#now();
     this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, now);
-    for (const store of this.#stores.values()) store.beginRecord?.();
+    this.beginRecord();
     this.#outbox = [];
-    this.#recordEvents = [];
     this.#noteFutureRecord(record, offset, now);
     this.#current = record;
     try {
@@ -328,8 +327,9 @@ export class StreamTask<V> {
   }
 
   /**
-   * A record starts that the processor does not run on (given up on after its attempts): the stores'
-   * undo of the record begun last must not reach back into the record before it, whose outputs stay.
+   * A record starts: what undoRecord() undoes from now on is its alone. Also for a record the processor
+   * does not run on (given up on after its attempts): the undo of its dead letter must not reach back into
+   * the record before it, whose outputs stay.
    */
   beginRecord(): void {
     for (const store of this.#stores.values()) store.beginRecord?.();
@@ -356,9 +356,8 @@ export class StreamTask<V> {
     record: InputRecord<V>,
     run: (context: ProcessorContext) => T,
   ): { result: T; outputs: Outgoing[] } {
-    for (const store of this.#stores.values()) store.beginRecord?.();
+    this.beginRecord();
     this.#outbox = [];
-    this.#recordEvents = [];
     this.#current = record;
     try {
       const result = run(this.#context());

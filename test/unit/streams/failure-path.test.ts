@@ -13,7 +13,7 @@ import {
   RECORD_ATTEMPTS,
   StateStoreFailedError,
 } from '../../../runtime/streams/errors.js';
-import type { InputRecord, ProcessorContext } from '../../../runtime/streams/processor.js';
+import type { InputRecord } from '../../../runtime/streams/processor.js';
 import { needsNewClients, startRejoiningApp } from '../../../runtime/streams/rejoining-app.js';
 import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
 import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
@@ -227,14 +227,9 @@ function deadLettersTo(
 
 /** Forwards every record; a record of value 99 writes a state value larger than any topic takes. */
 class HugeStateFor99 extends Forwarding {
-  #context!: ProcessorContext;
-  override init(context: ProcessorContext) {
-    super.init(context);
-    this.#context = context;
-  }
   override process(record: InputRecord<number>) {
     if (record.value !== 99) return super.process(record);
-    this.#context.getStore<ChangelogKeyValueStore<string>>('big').put(record.key!, 'x'.repeat(1_100_000), 0);
+    this.context.getStore<ChangelogKeyValueStore<string>>('big').put(record.key!, 'x'.repeat(1_100_000), 0);
   }
 }
 
@@ -348,14 +343,9 @@ describe('a sink that refuses a value at once (no promise)', () => {
     const dead = deadLettersTo((failure) => reasons.push(failure.reason));
     /** Forwards each value to `out`, then to `copy`, whose sink throws for 99 after `out` serialized it. */
     class ForwardingTwice extends Forwarding {
-      #context!: ProcessorContext;
-      override init(context: ProcessorContext) {
-        super.init(context);
-        this.#context = context;
-      }
       override process(record: InputRecord<number>) {
         super.process(record);
-        this.#context.forward('copy', record.key!, record.value);
+        this.context.forward('copy', record.key!, record.value);
       }
     }
     await start(kafka, {

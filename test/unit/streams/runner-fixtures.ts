@@ -19,15 +19,16 @@ export const codec = {
 
 /** Remembers each key's last value and forwards every record. */
 export class Forwarding implements Processor<number> {
-  #context!: ProcessorContext;
+  /** Subclasses forward and write through it too. */
+  protected context!: ProcessorContext;
   init(context: ProcessorContext) {
-    this.#context = context;
+    this.context = context;
   }
   process(record: InputRecord<number>) {
-    this.#context
+    this.context
       .getStore<ChangelogKeyValueStore<number>>('last')
       .put(record.key!, record.value, record.timestamp);
-    this.#context.forward('out', record.key!, record.value);
+    this.context.forward('out', record.key!, record.value);
   }
 }
 
