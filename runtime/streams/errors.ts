@@ -105,6 +105,15 @@ export class LoopStalledError extends NewClientsNeededError {
   override name = 'LoopStalledError';
 }
 
+/**
+ * The consumer refused to take an assignment or to give partitions back (incrementalAssign or
+ * incrementalUnassign threw). The group counts them as this member's either way, so going on would own
+ * partitions nobody reads, or hold a rebalance that never ends; a new consumer rejoins cleanly.
+ */
+export class RebalanceRefusedError extends NewClientsNeededError {
+  override name = 'RebalanceRefusedError';
+}
+
 /** The open transaction holds records of a partition this instance no longer owns: it must abort. */
 export class PartitionsLostError extends Error {
   override name = 'PartitionsLostError';

@@ -2,7 +2,7 @@
 // task states (revoked, lost); the poll loop then acts on the queue: a revoke commits the open
 // transaction before the partitions are given back, a loss aborts it, an assignment makes paused tasks.
 import { errorFields } from '../log-error.js';
-import { NewClientsNeededError, StateStoreFailedError } from './errors.js';
+import { NewClientsNeededError, RebalanceRefusedError, StateStoreFailedError } from './errors.js';
 import type { RestoreOrchestrator } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext } from './runner-context.js';
 import type { StandbyFollower } from './standby-follower.js';
@@ -113,8 +113,8 @@ export class Rebalances<V> {
   }
 
   #assign(partitions: TopicPartition[]): void {
-    const { consumer, tasks, log } = this.context;
-    consumer.incrementalAssign(partitions);
+    const { tasks, log } = this.context;
+    this.#apply('assign', partitions);
     this.joined = true;
     this.#lostAt = undefined;
     // The standby stops writing these partitions' directories (settled, checkpointed) before a task opens them.
@@ -142,7 +142,7 @@ export class Rebalances<V> {
   }
 
   async #revoke(partitions: TopicPartition[], lost: boolean): Promise<void> {
-    const { consumer, tasks, log } = this.context;
+    const { tasks, log } = this.context;
     const { restorer } = this.options;
     // The partitions are given back whatever the transaction's end: until they are, the consumer
     // cannot finish its rebalance, so it never rejoins (a stall with no error, seen when the abort of a
@@ -159,13 +159,32 @@ export class Rebalances<V> {
       tasks.delete(keyOf(topic, partition));
       restorer.closeTask(task);
     }
-    consumer.incrementalUnassign(partitions);
+    try {
+      this.#apply('unassign', partitions);
+    } catch (refused) {
+      // The app stops either way; a store that failed stops it for good, not for new clients.
+      throw failure instanceof StateStoreFailedError ? failure : refused;
+    }
     // Closed above: the standby may write their directories now.
     this.options.standby?.revoked(partitions);
     if (lost) this.#lostAt ??= (this.options.now ?? Date.now)();
     log.info({ partitions: partitions.map(nameOf), lost }, lost ? 'partitions lost' : 'partitions revoked');
     // The producer's failure is the loop's to handle (abort again, replace the producer, or stop).
     if (failure !== undefined) throw failure;
+  }
+
+  /** Hands the rebalance to the consumer; a refusal stops the app for new clients (RebalanceRefusedError). */
+  #apply(kind: 'assign' | 'unassign', partitions: TopicPartition[]): void {
+    try {
+      if (kind === 'assign') this.context.consumer.incrementalAssign(partitions);
+      else this.context.consumer.incrementalUnassign(partitions);
+    } catch (error) {
+      const what = kind === 'assign' ? 'take the assignment of' : 'give back';
+      const message = error instanceof Error ? error.message : String(error);
+      throw new RebalanceRefusedError(`could not ${what} ${partitions.map(nameOf).join(', ')}: ${message}`, {
+        cause: error,
+      });
+    }
   }
 
   /** Before partitions go: a loss aborts the open transaction, a revoke commits it (or aborts on failure). */

@@ -604,3 +604,45 @@ describe('a close while the loop waits on a call that never answers', () => {
     expect(kafka.output).toEqual([]);
   });
 });
+
+describe('a rebalance the consumer refuses to apply', () => {
+  // The binding throws from incrementalAssign/incrementalUnassign when librdkafka refuses (a consumer in
+  // an erroneous state). The group then counts the partitions as this member's either way: carrying on
+  // would own partitions nobody reads (an assignment) or hold a rebalance that never ends (a revoke).
+  const refused = () => new Error('Local: Erroneous state');
+
+  it('stops for new clients when an assignment is refused, instead of owning partitions it never reads', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1]);
+    kafka.assignSteps = [refused()];
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => app.failure() !== undefined, 'the stage stopped', 1_000);
+    await app.stopped;
+    expect(app.failure()?.message).toMatch(
+      /could not take the assignment of in\[0\]: Local: Erroneous state/,
+    );
+    expect(needsNewClients(app.failure())).toBe(true);
+    expect(kafka.values('out')).toEqual([]);
+  });
+
+  it('commits what was processed, then stops for new clients when a revoke cannot be given back', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1]);
+    kafka.produce('in', 1, [2]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0, p1]);
+    await until(() => kafka.sent.filter((r) => r.topic === 'out').length === 2, 'both records processed');
+
+    kafka.unassignSteps = [refused()];
+    kafka.consumer.rebalance('revoke', [p0]);
+    await until(() => app.failure() !== undefined, 'the stage stopped', 1_000);
+    await app.stopped;
+    expect(app.failure()?.message).toMatch(/could not give back in\[0\]: Local: Erroneous state/);
+    expect(needsNewClients(app.failure())).toBe(true);
+    // The revoke committed the transaction before giving the partition back: nothing is read twice.
+    expect(kafka.committed.get('in[0]')).toBe(1);
+    expect(kafka.committed.get('in[1]')).toBe(1);
+    expect(kafka.values('out').sort()).toEqual([1, 2]);
+  });
+});

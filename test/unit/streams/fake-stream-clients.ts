@@ -49,6 +49,11 @@ async function play(step: Step): Promise<void> {
   if (step !== undefined) await step.promise;
 }
 
+/** A synchronous call's scripted outcome: an error is thrown, as the binding throws it. */
+function refuseIf(step: Error | undefined): void {
+  if (step !== undefined) throw step;
+}
+
 export class FakeConsumer implements StreamConsumer {
   listener: RebalanceListener | undefined;
   readonly #errorListeners: ((error: unknown) => void)[] = [];
@@ -85,6 +90,7 @@ export class FakeConsumer implements StreamConsumer {
     return out;
   }
   incrementalAssign(partitions: TopicPartition[]): void {
+    refuseIf(this.kafka.assignSteps.shift());
     for (const tp of partitions) {
       this.assigned.add(keyOf(tp));
       this.#positions.set(keyOf(tp), this.kafka.committed.get(keyOf(tp)) ?? 0);
@@ -92,6 +98,7 @@ export class FakeConsumer implements StreamConsumer {
     }
   }
   incrementalUnassign(partitions: TopicPartition[]): void {
+    refuseIf(this.kafka.unassignSteps.shift());
     for (const tp of partitions) {
       this.assigned.delete(keyOf(tp));
       this.kafka.log.push(`unassign ${keyOf(tp)}`);
@@ -236,6 +243,9 @@ export class FakeKafka {
   abortSteps: Step[] = [];
   restoreSteps: Step[] = [];
   seekSteps: Step[] = [];
+  /** incrementalAssign and incrementalUnassign (synchronous in the binding): an error is thrown. */
+  assignSteps: (Error | undefined)[] = [];
+  unassignSteps: (Error | undefined)[] = [];
   /** A poll's outcome: an error is what librdkafka hands the poll (a consumer error, a JoinGroup refused). */
   consumeSteps: Step[] = [];
   /** How long each poll was allowed to wait for a first record, in order. */
