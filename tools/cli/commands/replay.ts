@@ -110,7 +110,7 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'replay' });
   io.stderr.write(`replay ${id}: ${stage}, into <topic>.replay-${id}\n`);
-  const reporter = progressReporter(id, io.stderr);
+  const reporter = progressReporter(`replay ${id}`, io.stderr);
   let result: Awaited<ReturnType<typeof runReplay>>;
   try {
     result = await runReplay({
