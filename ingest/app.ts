@@ -75,6 +75,9 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     // Each request's child logger is built when it first writes a line (at info, most never do).
     childLoggerFactory: lazyChildLoggerFactory,
+    // `POST /webhooks/<source>/` is the same webhook: a platform configured with the slash would otherwise
+    // get 404 and retry for 72 h in vain. Only this app's routes match (operations are on the ops app).
+    routerOptions: { ignoreTrailingSlash: true },
     bodyLimit,
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: deadlineMs + limits.requestTimeoutMs,

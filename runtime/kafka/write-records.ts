@@ -64,20 +64,40 @@ export function deliverAll(producer: Producer, topic: string, records: readonly 
   });
 }
 
+/** A producer kept open for several writes to one topic: a tool that writes in chunks as it reads. */
+export interface RecordWriter {
+  /** Resolves once every record has its acknowledgement (acks=all); rejects with the first failure. */
+  write(records: readonly OutRecord[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens an idempotent producer (acks=all) for `topic`. */
+export async function openWriter(
+  settings: KafkaSettings,
+  topic: string,
+  component = 'writer',
+): Promise<RecordWriter> {
+  const producer = await connect(
+    createProducer(settings, { 'enable.idempotence': true, acks: -1, 'linger.ms': 5 }, component),
+  );
+  routeDeliveryReports(producer);
+  producer.setPollInBackground(true);
+  return {
+    write: (records) => deliverAll(producer, topic, records),
+    close: () => disconnect(producer),
+  };
+}
+
 /** A one-off write (tools, tests): an idempotent producer, acks=all, every record acknowledged. */
 export async function writeRecords(
   settings: KafkaSettings,
   topic: string,
   records: readonly OutRecord[],
 ): Promise<void> {
-  const producer = await connect(
-    createProducer(settings, { 'enable.idempotence': true, acks: -1, 'linger.ms': 5 }, 'writer'),
-  );
+  const writer = await openWriter(settings, topic);
   try {
-    routeDeliveryReports(producer);
-    producer.setPollInBackground(true);
-    await deliverAll(producer, topic, records);
+    await writer.write(records);
   } finally {
-    await disconnect(producer);
+    await writer.close();
   }
 }

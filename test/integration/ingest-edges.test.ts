@@ -78,6 +78,19 @@ describe('ingest refusals and edge cases', () => {
       'content-type': 'application/x-www-form-urlencoded',
       'x-signature': signBody(form, KEY),
     });
+    const slashed = body('wh_slash');
+    await send('trailing-slash', '/webhooks/energy/?tenant=t2&pass=hunter2', slashed, {
+      ...json,
+      'x-signature': signBody(slashed, KEY),
+    });
+    await send('trailing-slash-forged', '/webhooks/energy/', body('wh_slash_forged'), {
+      ...json,
+      'x-signature': signBody(body('wh_slash_forged'), 'not-the-key'),
+    });
+    await send('trailing-slash-unknown', '/webhooks/nope/', anyBody, {
+      ...json,
+      'x-signature': signBody(anyBody, KEY),
+    });
     const xml = '<webhook id="wh_xml"/>';
     await send('xml', '/webhooks/energy', xml, {
       'content-type': 'application/xml',
@@ -129,6 +142,19 @@ describe('ingest refusals and edge cases', () => {
       verifiedKeyId: null,
       query: 'tenant=t1&pass=***',
     });
+  });
+
+  it('takes the webhook URL with a trailing slash as the same webhook: stored alike, refused alike', () => {
+    expect(statuses.get('trailing-slash')).toBe(200);
+    expect(records.find((r) => r.key === 'wh_slash')!.envelope).toMatchObject({
+      webhookId: 'wh_slash',
+      source: 'energy',
+      verifiedKeyId: 'k1',
+      query: 'tenant=t2&pass=***',
+    });
+    expect(statuses.get('trailing-slash-forged')).toBe(401);
+    expect(records.some((r) => r.key === 'wh_slash_forged')).toBe(false);
+    expect(statuses.get('trailing-slash-unknown')).toBe(404);
   });
 
   it('stores non-JSON content types as raw bytes keyed by their digest (no 415)', () => {

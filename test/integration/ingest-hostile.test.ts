@@ -76,6 +76,7 @@ describe('ingest under forged traffic (the real service)', () => {
   it('serves /metrics, /readyz and /healthz on the ops port, none on the webhook port', async () => {
     for (const endpoint of ['/metrics', '/readyz', '/healthz']) {
       expect((await fetch(`${webhooks}${endpoint}`)).status, endpoint).toBe(404);
+      expect((await fetch(`${webhooks}${endpoint}/`)).status, `${endpoint}/`).toBe(404);
       expect((await fetch(`${ops}${endpoint}`)).status, endpoint).toBe(200);
     }
     expect(await (await fetch(`${ops}/metrics`)).text()).toContain('hookledger_ingest_requests_total');

@@ -33,6 +33,7 @@ describe('hookledger redrive after a fix', () => {
     const printed: string[] = [];
     const code = await runRedriveCommand(args, {
       stdout: { write: (text: string) => printed.push(text) },
+      stderr: { write: () => true },
       env: harness.environment(),
     });
     return { code, text: printed.join('') };

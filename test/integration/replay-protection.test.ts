@@ -89,6 +89,7 @@ describe('replays of captured deliveries (real ingest and router)', () => {
     const printed: string[] = [];
     const code = await runRedriveCommand(['--reason', 'too-old'], {
       stdout: { write: (text: string) => printed.push(text) },
+      stderr: { write: () => true },
       env: harness.environment(),
     });
     expect(code).toBe(0);

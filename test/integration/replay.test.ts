@@ -101,6 +101,45 @@ describe('hookledger replay of the whole raw topic', () => {
     ).rejects.toThrow(/bounds are kept from its first run/);
   });
 
+  it('warns at start about a --trigger name no contract trigger has, and says when no record matched it', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runReplayCommand(
+      ['--id', 'it3', '--stage', 'dedupe-router', '--trigger', 'userAdded'],
+      {
+        stdout: { write: (text: string) => out.push(text) },
+        stderr: { write: (text: string) => err.push(text) },
+        env: harness.environment(),
+      },
+    );
+    expect(code).toBe(0);
+    expect(err.join('')).toContain(
+      "replay it3: warning: --trigger userAdded is not a trigger of the platform's contract (did you mean UserAdded?)",
+    );
+    const raw = (await harness.read(harness.names.raw, { decode: false })).length;
+    expect(out.join('')).toContain(
+      `no record matched --trigger userAdded: nothing replayed (${raw} other record(s) in range skipped)`,
+    );
+    expect(await harness.read(replayTopic(harness.names.entity('user'), 'it3'))).toEqual([]);
+  });
+
+  it('replays a contract trigger without a warning', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runReplayCommand(
+      ['--id', 'it4', '--stage', 'dedupe-router', '--trigger', 'UserAdded'],
+      {
+        stdout: { write: (text: string) => out.push(text) },
+        stderr: { write: (text: string) => err.push(text) },
+        env: harness.environment(),
+      },
+    );
+    expect(code).toBe(0);
+    expect(err.join('')).not.toContain('warning');
+    expect(out.join('')).not.toContain('no record matched');
+    expect((await harness.read(replayTopic(harness.names.entity('user'), 'it4'))).length).toBeGreaterThan(0);
+  });
+
   it('registers no subject with SCHEMA_REGISTRY_AUTO_REGISTER=false: its records carry the live subjects’ schema ids', async () => {
     const lookupOnly = 'it2';
     const code = await runReplayCommand(['--id', lookupOnly, '--stage', 'dedupe-router'], {

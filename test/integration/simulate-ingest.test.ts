@@ -160,6 +160,7 @@ describe('hookledger simulate against a running ingest and router', () => {
     const printed: string[] = [];
     const code = await runRedriveCommand(['--reason', 'record-invalid', '--dry-run'], {
       stdout: { write: (text: string) => printed.push(text) },
+      stderr: { write: () => true },
       env: harness.environment(),
     });
     expect(code).toBe(0);

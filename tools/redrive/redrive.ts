@@ -1,24 +1,44 @@
 // `hookledger redrive`: appends dead-lettered envelopes (chosen by reason or time) to webhooks.raw again
 // with a redrive header naming the run; the live router, the only writer of the dedupe state, then
 // processes each id whose recorded decision is "dead-lettered" once per run (dedupe-processor.ts).
+// Letters older than the dedupe window are skipped unless the operator includes them (select.ts); the
+// rest are written in chunks as they are read.
 import { randomBytes } from 'node:crypto';
 import type { DeadLetter } from '../../processors/dedupe-router/dead-letter.js';
 import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
 import { UNDECODABLE_REASON } from '../../processors/dedupe-router/poison.js';
+import { formatDuration } from '../../runtime/duration.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { readToEnd } from '../../runtime/kafka/read-to-end.js';
-import { type OutRecord, writeRecords } from '../../runtime/kafka/write-records.js';
+import { type OutRecord, openWriter, type RecordWriter } from '../../runtime/kafka/write-records.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Serde } from '../../schemas/serde.js';
 import { topicNames, valueSubject } from '../../schemas/topics.js';
+import { EXPIRY_MARGIN_MS, type RedriveFilter, Selection, type SelectionCounts } from './select.js';
 
-export interface RedriveFilter {
-  /** Only these reasons (any when empty or absent). */
-  reasons?: readonly string[];
-  /** The dead letter's record time (the raw record's), epoch ms: from inclusive, to exclusive. */
-  fromTime?: number;
-  toTime?: number;
+export type { RedriveFilter } from './select.js';
+
+/**
+ * What a run holds before writing it: records, bytes (a record can be up to the body limit), and time (a
+ * letter is judged fresh enough when it is read, so its record must not wait long to be written).
+ */
+export interface ChunkLimits {
+  records: number;
+  bytes: number;
+  waitMs: number;
+}
+
+export const CHUNK_LIMITS: ChunkLimits = { records: 1_000, bytes: 4 * 1_048_576, waitMs: 5_000 };
+
+export interface RedriveProgress {
+  /** webhooks.dlq offsets passed so far, and in all when the run started (a transactional topic has markers). */
+  done: bigint;
+  total: bigint;
+  read: number;
+  /** Acknowledged by the brokers so far (on a dry run: chosen to send). */
+  sent: number;
+  elapsedMs: number;
 }
 
 export interface RedriveOptions {
@@ -26,25 +46,42 @@ export interface RedriveOptions {
   serde: Serde;
   prefix: string;
   filter: RedriveFilter;
+  /** DEDUPE_WINDOW, read from the same configuration as the router's: older letters are skipped. */
+  dedupeWindowMs: number;
+  /** Send letters older than the window too: the operator says no earlier redrive sent them. */
+  includeExpired?: boolean;
   dryRun?: boolean;
   /** The run id (the header's value); a new one per invocation. */
   runId?: string;
+  /** Called at most every `progressEveryMs` while reading, and once at the end if it was called before. */
+  onProgress?: (progress: RedriveProgress) => void;
+  progressEveryMs?: number;
+  chunk?: ChunkLimits;
+  now?: () => number;
 }
 
-export interface RedriveResult {
+export interface RedriveResult extends SelectionCounts {
   runId: string;
   dryRun: boolean;
-  /** Dead letters read from webhooks.dlq. */
-  read: number;
-  /** Matching the filter, by reason. */
-  selected: Map<string, number>;
-  /** Appended to webhooks.raw (or that would be, on a dry run). */
+  /** Appended to webhooks.raw and acknowledged (or that would be, on a dry run). */
   sent: number;
-  skippedByFilter: number;
-  /** Dead letters of records that were not raw envelopes: there is no envelope to send again. */
-  skippedUndecodable: number;
-  /** Later dead letters of an id already selected in this run (its first one is sent once). */
-  repeats: number;
+  dedupeWindowMs: number;
+  includeExpired: boolean;
+}
+
+/**
+ * A run that failed after appending some records: they stay in webhooks.raw and the router processes them.
+ * Running redrive again is safe (an id the router routed since is a duplicate).
+ */
+export class RedriveIncompleteError extends Error {
+  override name = 'RedriveIncompleteError';
+  constructor(
+    readonly runId: string,
+    readonly sent: number,
+    cause: unknown,
+  ) {
+    super(`redrive ${runId} stopped after appending ${sent} record(s) to webhooks.raw`, { cause });
+  }
 }
 
 /** `redrive-20261122-160501-1a2b` (`promote-…` for a quarantine promotion): unique per invocation. */
@@ -55,15 +92,6 @@ export function newRunId(now = new Date(), kind = 'redrive'): string {
     .replace(/[-:]/g, '')
     .replace('T', '-');
   return `${kind}-${stamp}-${randomBytes(2).toString('hex')}`;
-}
-
-/** Whether a dead letter is chosen by the filter. */
-export function matches(filter: RedriveFilter, reason: string, timestamp: number): boolean {
-  if (filter.reasons !== undefined && filter.reasons.length > 0 && !filter.reasons.includes(reason))
-    return false;
-  if (filter.fromTime !== undefined && timestamp < filter.fromTime) return false;
-  if (filter.toTime !== undefined && timestamp >= filter.toTime) return false;
-  return true;
 }
 
 /** The raw envelope a dead letter was made from: its fields are the envelope's, unchanged. */
@@ -87,72 +115,104 @@ export async function redrive({
   serde,
   prefix,
   filter,
+  dedupeWindowMs,
+  includeExpired = false,
   dryRun = false,
   runId = newRunId(),
+  onProgress,
+  progressEveryMs = 1_000,
+  chunk = CHUNK_LIMITS,
+  now = Date.now,
 }: RedriveOptions): Promise<RedriveResult> {
+  const started = now();
   const names = topicNames(prefix);
   const rawSchemaId = await serde.latestSchemaId(valueSubject(names.raw));
-  const result: RedriveResult = {
-    runId,
-    dryRun,
-    read: 0,
-    selected: new Map(),
-    sent: 0,
-    skippedByFilter: 0,
-    skippedUndecodable: 0,
-    repeats: 0,
-  };
-  const seen = new Set<string>();
-  const records: OutRecord[] = [];
-  const partitions = await withAdmin(settings, async (admin) => {
+  const selection = new Selection({ filter, dedupeWindowMs, includeExpired, now });
+  let sent = 0;
+  const marks = await withAdmin(settings, async (admin) => {
     const [dlq] = await admin.describeTopics([names.dlq]);
     if (dlq === undefined)
       throw new Error(`topic ${names.dlq} does not exist: run \`hookledger topics\` first`);
-    return dlq.partitions.map(({ partition }) => ({ partition }));
+    return admin.watermarks(names.dlq);
   });
-  await readToEnd({
-    settings,
-    topic: names.dlq,
-    partitions,
-    component: 'redrive-reader',
-    onRecord: async ({ partition, key, value, timestamp }) => {
-      if (value === null) return;
-      result.read++;
-      const letter = await serde.decode<DeadLetter>(value);
-      if (!matches(filter, letter.reason, timestamp)) {
-        result.skippedByFilter++;
-        return;
-      }
-      result.selected.set(letter.reason, (result.selected.get(letter.reason) ?? 0) + 1);
-      if (letter.reason === UNDECODABLE_REASON) {
-        result.skippedUndecodable++;
-        return;
-      }
-      const id = `${letter.source}/${letter.webhookId}`;
-      if (seen.has(id)) {
-        result.repeats++;
-        return;
-      }
-      seen.add(id);
-      records.push({
-        key: key ?? letter.webhookId,
-        value: await serde.encode(rawSchemaId, envelopeOf(letter)),
-        // The DLQ is written to the raw record's partition number: back to where the router holds the id.
-        partition,
-        headers: { [REDRIVE_HEADER]: runId },
-      });
-    },
-  });
-  result.sent = records.length;
-  if (dryRun || records.length === 0) return result;
-  await writeRecords(settings, names.raw, records);
-  return result;
+  const total = marks.reduce((sum, m) => sum + BigInt(m.high - m.low), 0n);
+  /** The next offset per partition, from which progress counts what was passed. */
+  const position = new Map(marks.map((m) => [m.partition, m.low]));
+  const progress = (): RedriveProgress => {
+    let done = 0n;
+    for (const { partition, low, high } of marks)
+      done += BigInt(Math.min(position.get(partition) ?? low, high) - low);
+    return { done, total, read: selection.counts.read, sent, elapsedMs: now() - started };
+  };
+  let reported: number | undefined;
+
+  // Written as they are read, so a run holds one chunk, never the whole selection.
+  let writer: RecordWriter | undefined;
+  let pending: OutRecord[] = [];
+  let pendingBytes = 0;
+  let pendingSince = 0;
+  const flush = async () => {
+    if (pending.length === 0) return;
+    writer ??= await openWriter(settings, names.raw, 'redrive-writer');
+    await writer.write(pending);
+    sent += pending.length;
+    pending = [];
+    pendingBytes = 0;
+  };
+
+  try {
+    await readToEnd({
+      settings,
+      topic: names.dlq,
+      partitions: marks.map(({ partition }) => ({ partition })),
+      component: 'redrive-reader',
+      onRecord: async ({ partition, offset, key, value, timestamp }) => {
+        position.set(partition, Number(offset) + 1);
+        if (value === null) return;
+        const letter = await serde.decode<DeadLetter>(value);
+        if (selection.choose(letter, timestamp) === 'send') {
+          const record: OutRecord = {
+            key: key ?? letter.webhookId,
+            // Encoded on a dry run too: a letter that cannot be encoded fails the dry run as it would the run.
+            value: await serde.encode(rawSchemaId, envelopeOf(letter)),
+            // The DLQ is written to the raw record's partition number: back to where the router holds the id.
+            partition,
+            headers: { [REDRIVE_HEADER]: runId },
+          };
+          if (dryRun) sent++;
+          else {
+            if (pending.length === 0) pendingSince = now();
+            pending.push(record);
+            pendingBytes += record.value?.length ?? 0;
+          }
+        }
+        if (
+          pending.length >= chunk.records ||
+          pendingBytes >= chunk.bytes ||
+          (pending.length > 0 && now() - pendingSince >= chunk.waitMs)
+        )
+          await flush();
+        if (onProgress !== undefined && now() - (reported ?? started) >= progressEveryMs) {
+          reported = now();
+          onProgress(progress());
+        }
+      },
+    });
+    await flush();
+  } catch (error) {
+    throw !dryRun && sent > 0 ? new RedriveIncompleteError(runId, sent, error) : error;
+  } finally {
+    await writer?.close();
+  }
+  if (reported !== undefined) onProgress?.({ ...progress(), done: total });
+  return { runId, dryRun, ...selection.counts, sent, dedupeWindowMs, includeExpired };
 }
 
 /** The summary the command prints. */
 export function redriveSummary(result: RedriveResult): string {
   const selected = [...result.selected.values()].reduce((a, b) => a + b, 0);
   const byReason = [...result.selected].map(([r, n]) => `${r} ${n}`).join(', ');
+  const age = `${formatDuration(result.dedupeWindowMs)} − ${formatDuration(EXPIRY_MARGIN_MS)}`;
   return [
     `redrive ${result.runId}${result.dryRun ? ' (dry run: nothing sent)' : ''}`,
     `  read          ${result.read} dead letter(s)`,
@@ -164,6 +224,14 @@ export function redriveSummary(result: RedriveResult): string {
           `  skipped       ${result.skippedUndecodable} not raw envelopes (${UNDECODABLE_REASON}): nothing to send again`,
         ]
       : []),
+    ...(result.skippedExpired > 0
+      ? [
+          `  skipped       ${result.skippedExpired} expired: recorded over DEDUPE_WINDOW − ${formatDuration(EXPIRY_MARGIN_MS)} (${age}) ago, the router may`,
+          '                no longer know their ids: if an earlier redrive sent one, sending it again routes it',
+          '                twice. Add --include-expired only if no earlier redrive sent them.',
+        ]
+      : []),
+    ...(result.includeExpired ? ['  expired       included (--include-expired)'] : []),
     ...(result.repeats > 0 ? [`  repeats       ${result.repeats} more dead letter(s) of ids sent once`] : []),
   ].join('\n');
 }

@@ -1,4 +1,5 @@
-// Progress of a long run: a bar with rate and ETA on a terminal, a log line now and then otherwise.
+// Progress of a long run (replay, replay diff, redrive): a bar with rate and ETA on a terminal, a log line
+// now and then otherwise.
 
 export interface ProgressSample {
   label: string;
@@ -7,6 +8,8 @@ export interface ProgressSample {
   total: bigint;
   /** Records read so far, when the stage counts them: what the summary reports at the end. */
   read?: number;
+  /** Further counts shown after `read`, in order (redrive: `[['sent', 120]]`). */
+  counts?: readonly (readonly [label: string, n: number])[];
   elapsedMs: number;
 }
 
@@ -28,20 +31,29 @@ export function rateAndEta({ done, total, elapsedMs }: ProgressSample): { rate: 
 
 const percent = (done: bigint, total: bigint) => (total === 0n ? 100 : Number((done * 1000n) / total) / 10);
 
+/** The further counts, each led by `separator`. */
+const countsOf = (sample: ProgressSample, separator: string) =>
+  (sample.counts ?? []).map(([label, n]) => `${separator}${n} ${label}`).join('');
+
 /** `dedupe-router [#########...........] 45.0% 12345/27000 · 12001 read · 1234/s · ETA 0:12` */
 export function progressBar(sample: ProgressSample, width = 24): string {
   const pct = percent(sample.done, sample.total);
   const filled = Math.round((pct / 100) * width);
   const { rate, etaSeconds } = rateAndEta(sample);
   const read = sample.read === undefined ? '' : ` · ${sample.read} read`;
-  return `${sample.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${pct.toFixed(1)}% ${sample.done}/${sample.total}${read} · ${Math.round(rate)}/s · ETA ${duration(etaSeconds)}`;
+  const counts = countsOf(sample, ' · ');
+  return `${sample.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${pct.toFixed(1)}% ${sample.done}/${sample.total}${read}${counts} · ${Math.round(rate)}/s · ETA ${duration(etaSeconds)}`;
 }
 
-/** `replay 20261122-160501: dedupe-router 45.0% (12345 of 27000 offsets, 12001 records read), 1234 offsets/s, ETA 0:12` (offsets: a transactional source also has markers) */
-export function progressLine(id: string, sample: ProgressSample): string {
+/**
+ * `replay 20261122-160501: dedupe-router 45.0% (12345 of 27000 offsets, 12001 records read), 1234 offsets/s, ETA 0:12`
+ * (offsets: a transactional source also has markers); `title` names the run (`replay <id>`, `redrive <run id>`).
+ */
+export function progressLine(title: string, sample: ProgressSample): string {
   const { rate, etaSeconds } = rateAndEta(sample);
   const read = sample.read === undefined ? '' : `, ${sample.read} records read`;
-  return `replay ${id}: ${sample.label} ${percent(sample.done, sample.total).toFixed(1)}% (${sample.done} of ${sample.total} offsets${read}), ${Math.round(rate)} offsets/s, ETA ${duration(etaSeconds)}`;
+  const counts = countsOf(sample, ', ');
+  return `${title}: ${sample.label} ${percent(sample.done, sample.total).toFixed(1)}% (${sample.done} of ${sample.total} offsets${read}${counts}), ${Math.round(rate)} offsets/s, ETA ${duration(etaSeconds)}`;
 }
 
 export interface ProgressReporter {
@@ -50,9 +62,9 @@ export interface ProgressReporter {
   end(): void;
 }
 
-/** On a terminal, rewrites one line per update; otherwise writes a line every `everyMs`. */
+/** On a terminal, rewrites one line per update; otherwise writes a line every `everyMs`, led by `title`. */
 export function progressReporter(
-  id: string,
+  title: string,
   out: { write(text: string): unknown; isTTY?: boolean },
   everyMs = 10_000,
   now: () => number = Date.now,
@@ -68,7 +80,7 @@ export function progressReporter(
         drawn = true;
       } else if (now() - last >= everyMs) {
         last = now();
-        out.write(`${progressLine(id, sample)}\n`);
+        out.write(`${progressLine(title, sample)}\n`);
       }
     },
     end() {

@@ -69,6 +69,8 @@ export interface ReplayResult {
   stages: StageOutcome[];
   /** live topic → its replay copy (outputs only, not the changelogs). */
   topics: Map<string, string>;
+  /** The --trigger filter, when there was one. */
+  triggers?: readonly string[];
   /** Groups and topics that belong to the replay (for the clean-up instructions). */
   groups: string[];
   internalTopics: string[];
@@ -280,6 +282,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
       counts: counter.total,
     })),
     topics,
+    ...(triggers === undefined ? {} : { triggers }),
     groups: [...(withRouter ? [routerApp] : []), ...(withTables ? [tablesApp] : []), boundsGroup],
     internalTopics,
   };

@@ -1,10 +1,18 @@
 // What `hookledger replay` prints at the end: the summary, and how consumers move to the replay's topics.
 import type { StageCounts } from './bounded-topology.js';
 import type { ReplayResult } from './replay.js';
+import { nothingMatchedLine } from './trigger-filter.js';
 
-function countsLines(stage: string, counts: StageCounts, source: string): string[] {
+function countsLines(
+  stage: string,
+  counts: StageCounts,
+  source: string,
+  triggers: readonly string[] | undefined,
+): string[] {
   const lines = [`${stage}: read ${counts.read} record(s) of ${source}`];
   if (counts.filtered > 0) lines[0] += ` (${counts.filtered} more skipped by --trigger)`;
+  if (triggers !== undefined && stage === 'dedupe-router' && counts.read === 0)
+    lines.push(`  ${nothingMatchedLine(triggers, counts.filtered)}`);
   const written = [...counts.written].sort(([a], [b]) => a.localeCompare(b));
   for (const [topic, n] of written) lines.push(`  wrote ${String(n).padStart(8)}  ${topic}`);
   if (written.length === 0) lines.push('  wrote nothing');
@@ -29,7 +37,7 @@ export function summary(result: ReplayResult): string {
       stage.stage === 'dedupe-router' || result.stages.length === 1
         ? [...stage.ranges.keys()].join(', ')
         : 'the replay’s entity streams';
-    lines.push(...countsLines(stage.stage, stage.counts, source));
+    lines.push(...countsLines(stage.stage, stage.counts, source, result.triggers));
   }
   return lines.join('\n');
 }

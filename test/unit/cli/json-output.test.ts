@@ -23,7 +23,10 @@ describe('--json', () => {
       sent: 3,
       skippedByFilter: 1,
       skippedUndecodable: 1,
+      skippedExpired: 2,
       repeats: 0,
+      dedupeWindowMs: 604_800_000,
+      includeExpired: false,
     });
     expect(JSON.parse(json)).toEqual({
       runId: 'redrive-20261126-090000-ab12',
@@ -33,7 +36,10 @@ describe('--json', () => {
       sent: 3,
       skippedByFilter: 1,
       skippedUndecodable: 1,
+      skippedExpired: 2,
       repeats: 0,
+      dedupeWindowMs: 604_800_000,
+      includeExpired: false,
     });
   });
 

@@ -6,7 +6,7 @@ import { command, runRedriveCommand } from '../../../tools/cli/commands/redrive.
 import { runCliInProcess } from '../../helpers/cli-in-process.js';
 
 // No Kafka anywhere: a reason is refused before anything is configured or connected.
-const io = { stdout: { write: () => true }, env: {} };
+const io = { stdout: { write: () => true }, stderr: { write: () => true }, env: {} };
 
 describe('hookledger redrive --reason', () => {
   it('refuses a reason no dead letter has, naming every valid one', async () => {

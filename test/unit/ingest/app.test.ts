@@ -202,8 +202,27 @@ describe('ingest app', () => {
     const h = await harness();
     for (const url of ['/metrics', '/readyz', '/healthz']) {
       expect((await h.app.inject({ method: 'GET', url })).statusCode).toBe(404);
+      expect((await h.app.inject({ method: 'GET', url: `${url}/` })).statusCode).toBe(404);
       expect((await h.ops.inject({ method: 'GET', url })).statusCode).toBe(200);
     }
+  });
+
+  it('takes the webhook URL with a trailing slash as the same webhook: same checks, same envelope', async () => {
+    const h = await harness();
+    const plain = await post(h, BODY, {}, '/webhooks/energy?tenant=7');
+    const slash = await post(h, BODY.replace('wh_42', 'wh_43'), {}, '/webhooks/energy/?tenant=7');
+    expect(plain.statusCode).toBe(200);
+    expect(slash.statusCode).toBe(200);
+    const [first, second] = h.kafka.acked.map((r) => h.encoder.decode(r.value));
+    const { webhookId: _a, receivedAt: _b, ingestId: _c, body: _d, ...same } = first!;
+    expect(second).toMatchObject({ ...same, webhookId: 'wh_43', query: 'tenant=***', verifiedKeyId: 'k1' });
+    // Refused alike: a forged signature, an unknown source.
+    expect(
+      (await post(h, BODY, { 'x-signature': signBody(BODY, 'nope') }, '/webhooks/energy/')).statusCode,
+    ).toBe(401);
+    expect((await post(h, BODY, {}, '/webhooks/nope/')).statusCode).toBe(404);
+    expect((await post(h, BODY, {}, '/webhooks/')).statusCode).toBe(404);
+    expect(h.kafka.acked).toHaveLength(2);
   });
 
   it('stores an unsigned delivery to a source declared insecure, with no key id', async () => {

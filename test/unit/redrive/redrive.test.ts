@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadLetter } from '../../../processors/dedupe-router/dead-letter.js';
-import { envelopeOf, matches, newRunId, redriveSummary } from '../../../tools/redrive/redrive.js';
+import { envelopeOf, newRunId, type RedriveResult, redriveSummary } from '../../../tools/redrive/redrive.js';
+import { matches } from '../../../tools/redrive/select.js';
 
 const letter: DeadLetter = {
   reason: 'record-invalid',
@@ -39,20 +40,35 @@ describe('redrive', () => {
     expect(new Set(Array.from({ length: 20 }, () => newRunId(now))).size).toBeGreaterThan(1);
   });
 
+  const result: RedriveResult = {
+    runId: 'r',
+    dryRun: false,
+    read: 5,
+    selected: new Map([['record-invalid', 3]]),
+    sent: 2,
+    skippedByFilter: 2,
+    skippedUndecodable: 0,
+    skippedExpired: 0,
+    repeats: 1,
+    dedupeWindowMs: 7 * 86_400_000,
+    includeExpired: false,
+  };
+
   it('summarises what was selected, sent and skipped', () => {
-    const text = redriveSummary({
-      runId: 'r',
-      dryRun: false,
-      read: 5,
-      selected: new Map([['record-invalid', 3]]),
-      sent: 2,
-      skippedByFilter: 2,
-      skippedUndecodable: 0,
-      repeats: 1,
-    });
+    const text = redriveSummary(result);
     expect(text).toContain('selected      3 (record-invalid 3)');
     expect(text).toMatch(/sent\s+2 to webhooks.raw/);
     expect(text).toContain('skipped by filter 2');
     expect(text).toContain('repeats       1');
+    expect(text).not.toContain('expired');
+  });
+
+  it('says how many were skipped as expired, against which window, and the flag that sends them', () => {
+    const text = redriveSummary({ ...result, sent: 1, skippedExpired: 1, repeats: 0 });
+    expect(text).toContain('skipped       1 expired: recorded over DEDUPE_WINDOW − 1h (7d − 1h) ago');
+    expect(text).toContain('--include-expired');
+    expect(redriveSummary({ ...result, includeExpired: true })).toContain(
+      'expired       included (--include-expired)',
+    );
   });
 });

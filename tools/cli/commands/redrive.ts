@@ -1,11 +1,20 @@
 // `hookledger redrive`: sends dead-lettered deliveries back through the live router after a fix.
 import { DLQ_REASONS, type DlqReason } from '../../../processors/dedupe-router/dead-letter.js';
+import { formatDuration } from '../../../runtime/duration.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
-import { type RedriveResult, redrive, redriveSummary } from '../../redrive/redrive.js';
+import {
+  newRunId,
+  RedriveIncompleteError,
+  type RedriveResult,
+  redrive,
+  redriveSummary,
+} from '../../redrive/redrive.js';
+import { EXPIRY_MARGIN_MS } from '../../redrive/select.js';
 import { BoundsError, parseTime } from '../../replay/bounds.js';
+import { progressReporter } from '../../replay/progress.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
@@ -17,6 +26,8 @@ import {
 } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
 
+const MARGIN = formatDuration(EXPIRY_MARGIN_MS);
+
 const HELP = `usage: hookledger redrive [options]
 
 After a fix, appends the dead-lettered deliveries of webhooks.dlq (read read_committed, all of them or
@@ -24,22 +35,31 @@ those chosen below) to webhooks.raw again, each once, keyed and partitioned as t
 header hookledger-redrive: <run id> (new for every run). The live dedupe-router (run it with the fix)
 processes a redriven id whose recorded decision is "dead-lettered" once per run: it reaches its entity
 stream once, and is not written to webhooks.unique again. An id the router routed since (a previous
-redrive) is a duplicate, so redriving again adds nothing. An id older than the dedupe window is no
-longer known to the router and is processed as a first delivery.
+redrive) is a duplicate, so redriving again adds nothing, while the router remembers the id: for
+DEDUPE_WINDOW after its last decision. A dead letter recorded longer ago than DEDUPE_WINDOW less ${MARGIN}
+is skipped and counted as expired (an id a redrive routed more than the window ago would be routed a
+second time); --include-expired sends them too, as first deliveries.
+
+Records are written in chunks as they are read (at most 1,000 or 4 MiB at a time); on a long run, a
+progress line goes to stderr every few seconds (a bar on a terminal): dead letters read, sent so far.
 
 options:
-  --reason <code>   only dead letters with this reason (repeatable), one of the codes below
-  --from <time>     only dead letters of raw records stored at or after this ISO 8601 time
-  --to <time>       only those stored before this time
-  --dry-run         read and count; send nothing
-  --json            one JSON object on stdout: {runId, dryRun, read, selected: {<reason>: n}, sent,
-                    skippedByFilter, skippedUndecodable, repeats}
-  -h, --help        this text
+  --reason <code>      only dead letters with this reason (repeatable), one of the codes below
+  --from <time>        only dead letters of raw records stored at or after this ISO 8601 time
+  --to <time>          only those stored before this time
+  --include-expired    send dead letters older than DEDUPE_WINDOW − ${MARGIN} too: say so only when no
+                       earlier redrive sent them (their ids are routed as first deliveries)
+  --dry-run            read and count; send nothing
+  --json               one JSON object on stdout: {runId, dryRun, read, selected: {<reason>: n}, sent,
+                       skippedByFilter, skippedUndecodable, skippedExpired, repeats, dedupeWindowMs,
+                       includeExpired}
+  -h, --help           this text
 
 reasons (docs/topics.md says what each means; envelope-undecodable ones have no envelope to send):
 ${wrap(DLQ_REASONS.join(', '), 100, '  ')}
 
-environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL
+environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW (give it the router's value),
+LOG_LEVEL
 
 ${CONNECTION_HELP}
 
@@ -69,8 +89,13 @@ export function redriveJson(result: RedriveResult): string {
 
 export interface RedriveIo {
   stdout: { write(text: string): unknown };
+  /** Progress on a long run, and what a failed run sent before failing. */
+  stderr: { write(text: string): unknown; isTTY?: boolean };
   env: NodeJS.ProcessEnv;
 }
+
+/** A progress line every few seconds when not on a terminal. */
+const PROGRESS_LINE_EVERY_MS = 5_000;
 
 /** Runs the command with its input and output injected (tests run it in-process). */
 export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<number> {
@@ -78,6 +103,7 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
     reason: { type: 'string', multiple: true },
     from: { type: 'string' },
     to: { type: 'string' },
+    'include-expired': { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   });
@@ -102,6 +128,9 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'redrive' });
   const settings = kafkaSettings(config, 'hookledger-redrive', logger);
   const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-redrive' });
+  const dryRun = values['dry-run'] ?? false;
+  const runId = newRunId();
+  const reporter = progressReporter(`redrive ${runId}`, io.stderr, PROGRESS_LINE_EVERY_MS);
   try {
     const result = await redrive({
       settings,
@@ -112,11 +141,31 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
         ...(fromTime === undefined ? {} : { fromTime }),
         ...(toTime === undefined ? {} : { toTime }),
       },
-      dryRun: values['dry-run'] ?? false,
+      dedupeWindowMs: config.DEDUPE_WINDOW,
+      includeExpired: values['include-expired'] ?? false,
+      dryRun,
+      runId,
+      onProgress: (p) =>
+        reporter.update({
+          label: 'webhooks.dlq',
+          done: p.done,
+          total: p.total,
+          read: p.read,
+          counts: [[dryRun ? 'to send' : 'sent', p.sent]],
+          elapsedMs: p.elapsedMs,
+        }),
     });
+    reporter.end();
     io.stdout.write(`${values.json ? redriveJson(result) : redriveSummary(result)}\n`);
     return 0;
-  } catch (error) {
+  } catch (thrown) {
+    reporter.end();
+    let error = thrown;
+    if (error instanceof RedriveIncompleteError) {
+      // What was appended stays: the router processes it, and a new run adds nothing for the ids it routed.
+      io.stderr.write(`${error.message}; running redrive again is safe\n`);
+      error = error.cause;
+    }
     const { message } = error as Error;
     const failure = clusterFailure(error, config.KAFKA_BROKERS);
     if (failure) throw failure;
@@ -132,5 +181,6 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
 
 export const command: Command = {
   help: HELP,
-  run: (args) => runRedriveCommand(args, { stdout: process.stdout, env: process.env }),
+  run: (args) =>
+    runRedriveCommand(args, { stdout: process.stdout, stderr: process.stderr, env: process.env }),
 };

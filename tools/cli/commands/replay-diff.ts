@@ -87,7 +87,7 @@ async function diffCommand(args: string[], io: ReplayDiffIo): Promise<number> {
   const config = await clusterConfig(io.env);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'replay-diff' });
-  const reporter = progressReporter(id, io.stderr);
+  const reporter = progressReporter(`replay ${id}`, io.stderr);
   let result: Awaited<ReturnType<typeof diffReplay>>;
   try {
     result = await diffReplay({

@@ -12,6 +12,7 @@ import { progressReporter } from '../../replay/progress.js';
 import { ReplayConflictError, type ReplayStage, runReplay } from '../../replay/replay.js';
 import { cutOver, summary } from '../../replay/report.js';
 import { defaultReplayId, MissingLiveTopicError, REPLAY_ID } from '../../replay/topics.js';
+import { unknownTriggerLines } from '../../replay/trigger-filter.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
@@ -49,7 +50,9 @@ options:
   --to <time>             stop before the first raw record at or after this time
   --from-offset <p:o,…>   start offsets per raw partition (others: the earliest)
   --to-offset <p:o,…>     end offsets (exclusive) per raw partition (others: the end offset at the start)
-  --trigger <name>        only deliveries with this trigger (repeatable); others are skipped
+  --trigger <name>        only deliveries with this trigger (repeatable, exact name); others are skipped.
+                          A name the platform's contract does not list is warned about on stderr (not
+                          refused: the platform can enable more); the summary says when none matched
   -h, --help              this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_MAX_AGE,
@@ -110,7 +113,9 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'replay' });
   io.stderr.write(`replay ${id}: ${stage}, into <topic>.replay-${id}\n`);
-  const reporter = progressReporter(id, io.stderr);
+  for (const line of unknownTriggerLines(values.trigger ?? []))
+    io.stderr.write(`replay ${id}: warning: ${line}\n`);
+  const reporter = progressReporter(`replay ${id}`, io.stderr);
   let result: Awaited<ReturnType<typeof runReplay>>;
   try {
     result = await runReplay({
