@@ -12,8 +12,25 @@ import { advanceStreamTime, recordLeadBeyondAllowed } from './stream-time.js';
 import { type PartitionPort, type TaskState, TaskStateMachine } from './task-state.js';
 import type { SinkNode, SourceNode, Topology } from './topology.js';
 
+/** One instrumentation event: its name, labels and value. */
+export type InstrumentEvent = [event: string, labels?: Readonly<Record<string, string>>, value?: number];
+
 /** Instrumentation events of the kit (and of processors, through the context). */
-export type Instrument = (event: string, labels?: Readonly<Record<string, string>>, value?: number) => void;
+export type Instrument = ((
+  event: string,
+  labels?: Readonly<Record<string, string>>,
+  value?: number,
+) => void) & {
+  /** Several events at once (a committed transaction's): metrics.ts writes each series once for them. */
+  all?(events: readonly InstrumentEvent[]): void;
+};
+
+/** Emits `events` in order, as one batch where the instrument takes batches. */
+export function instrumentAll(instrument: Instrument, events: readonly InstrumentEvent[]): void {
+  if (events.length === 0) return;
+  if (instrument.all !== undefined) instrument.all(events);
+  else for (const event of events) instrument(...event);
+}
 
 /** A record a processor forwarded, before serialization. */
 export interface Outgoing {
@@ -61,9 +78,9 @@ export class StreamTask<V> {
   #punctuations: { intervalMs: number; last: number; run: Punctuator }[] = [];
   #outbox: Outgoing[] = [];
   /** The processor's instrumentation in the open transaction: emitted once it commits. */
-  #events: Parameters<Instrument>[] = [];
+  #events: InstrumentEvent[] = [];
   /** The current record's instrumentation: dropped if the record fails. */
-  #recordEvents: Parameters<Instrument>[] = [];
+  #recordEvents: InstrumentEvent[] = [];
   #current: InputRecord<V> | undefined;
   #sinks: Map<string, SinkNode>;
   readonly #changelogs: { store: string; topic: string }[];
@@ -371,7 +388,7 @@ export class StreamTask<V> {
   }
 
   /** Adds a kit event to the open transaction's events (emitted on commit). */
-  addEvent(...event: Parameters<Instrument>): void {
+  addEvent(...event: InstrumentEvent): void {
     this.#events.push(event);
   }
 
@@ -409,8 +426,9 @@ export class StreamTask<V> {
     this.position.committedNow();
     for (const store of this.#stores.values()) store.commit();
     this.#committedStreamTime = this.streamTime;
-    for (const event of this.#events) instrument(...event);
+    const events = this.#events;
     this.#events = [];
+    instrumentAll(instrument, events);
     // A punctuation (expiry) acts on committed state, outside any transaction: its events go out now.
     for (const p of this.#punctuations) {
       if (this.streamTime - p.last >= p.intervalMs) {
@@ -418,8 +436,9 @@ export class StreamTask<V> {
         p.run(this.streamTime);
       }
     }
-    for (const event of this.#recordEvents) instrument(...event);
+    const outside = this.#recordEvents;
     this.#recordEvents = [];
+    instrumentAll(instrument, outside);
   }
 
   /**
