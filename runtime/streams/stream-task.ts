@@ -301,7 +301,7 @@ export class StreamTask<V> {
    * A record stamped ahead of this process's clock (its writer's clock runs fast): counted, and warned
    * about now and then, since stream time stops at the clock plus the allowed lead instead.
    */
-  #noteFutureRecord(record: InputRecord<V>, offset: bigint, now: number): void {
+  #noteFutureRecord(record: InputRecord<V>, offset: number, now: number): void {
     const beyond = recordLeadBeyondAllowed(record.timestamp, now);
     if (beyond === 0) return;
     const leadSeconds = (record.timestamp - now) / 1000;
@@ -318,7 +318,7 @@ export class StreamTask<V> {
    * Runs one record through the processor. Returns what it forwarded, or its failure (it threw). The
    * caller then settles the record: kept, or undone (its store writes and events) to dead-letter it.
    */
-  process(record: InputRecord<V>, offset: bigint): { outputs: Outgoing[] } | { failure: RecordFailure } {
+  process(record: InputRecord<V>, offset: number): { outputs: Outgoing[] } | { failure: RecordFailure } {
     this.position.processed(offset);
     const now = this.#now();
     this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, now);
@@ -445,7 +445,7 @@ export class StreamTask<V> {
    * The transaction aborted (or its outcome is unknown): its writes and events are forgotten. Returns
    * the offset to read again from, the partition's first record not committed (undefined: none handed over yet).
    */
-  aborted(): bigint | undefined {
+  aborted(): number | undefined {
     for (const store of this.#stores.values()) store.rollback();
     this.streamTime = this.#committedStreamTime;
     this.#events = [];
