@@ -1,12 +1,17 @@
 // The dedupe-router's own series: records by route, duplicates, DLQ by reason, freshness, expiry, and
 // per delivery how often the platform retried its id and how late it arrived (by source and trigger).
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { metricFoldOf } from '../../runtime/streams/metric-fold.js';
 import type { EventHandler } from '../../runtime/streams/metrics.js';
 import { triggerLabel } from './trigger-label.js';
 
-/** Handlers for the router's instrumentation events, registered on `registry`. */
+/**
+ * Handlers for the router's instrumentation events, registered on `registry`. Several a record: they
+ * write through the registry's fold (metric-fold.ts), summed per transaction.
+ */
 export function dedupeMetricEvents(registry: Registry): Record<string, EventHandler> {
   const registers = [registry];
+  const fold = metricFoldOf(registry);
   const routed = new Counter({
     name: 'hookledger_dedupe_records_total',
     help: 'First deliveries decided, by route (routed, failure, dead-lettered).',
@@ -55,16 +60,25 @@ export function dedupeMetricEvents(registry: Registry): Record<string, EventHand
     source,
     trigger: triggerLabel(trigger),
   });
+  const folded = {
+    routed: fold.counter(routed),
+    dlq: fold.counter(dlq),
+    duplicates: fold.counter(duplicates),
+    freshness: fold.histogram(freshness),
+    duplicatesPerId: fold.histogram(duplicatesPerId),
+    delay: fold.histogram(delay),
+  };
   return {
     'processor.dedupe.delivery': (labels, value) =>
-      duplicatesPerId.observe(deliveryLabels(labels), value ?? 0),
-    'processor.dedupe.delay': (labels, value) => delay.observe(deliveryLabels(labels), value ?? 0),
+      folded.duplicatesPerId.observe(deliveryLabels(labels), value ?? 0),
+    'processor.dedupe.delay': (labels, value) => folded.delay.observe(deliveryLabels(labels), value ?? 0),
     'processor.dedupe.routed': ({ route = '', reason = '' }) => {
-      routed.inc({ route });
-      if (route === 'dead-lettered') dlq.inc({ reason });
+      folded.routed.inc({ route });
+      if (route === 'dead-lettered') folded.dlq.inc({ reason });
     },
-    'processor.dedupe.duplicate': ({ decision = '' }) => duplicates.inc({ decision }),
-    'processor.dedupe.freshness': (_labels, value) => freshness.observe(value ?? 0),
+    'processor.dedupe.duplicate': ({ decision = '' }) => folded.duplicates.inc({ decision }),
+    'processor.dedupe.freshness': (_labels, value) => folded.freshness.observe({}, value ?? 0),
+    // Once per expiry punctuation: not folded.
     'processor.dedupe.expired': (_labels, value) => expired.inc(value ?? 0),
   };
 }

@@ -1,5 +1,6 @@
 // The tables stage's own series: events by outcome, freshness, forgotten deletion markers.
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { metricFoldOf } from '../../runtime/streams/metric-fold.js';
 import type { EventHandler } from '../../runtime/streams/metrics.js';
 
 export function tablesMetricEvents(registry: Registry): Record<string, EventHandler> {
@@ -23,9 +24,13 @@ export function tablesMetricEvents(registry: Registry): Record<string, EventHand
     labelNames: ['table'] as const,
     registers,
   });
+  // Per event: written through the registry's fold (metric-fold.ts), summed per transaction.
+  const fold = metricFoldOf(registry);
+  const foldedEvents = fold.counter(events);
+  const foldedFreshness = fold.histogram(freshness);
   return {
-    'processor.tables.event': ({ table = '', outcome = '' }) => events.inc({ table, outcome }),
-    'processor.tables.freshness': ({ table = '' }, value) => freshness.observe({ table }, value ?? 0),
+    'processor.tables.event': ({ table = '', outcome = '' }) => foldedEvents.inc({ table, outcome }),
+    'processor.tables.freshness': ({ table = '' }, value) => foldedFreshness.observe({ table }, value ?? 0),
     'processor.tables.forgotten': ({ table = '' }, value) => forgotten.inc({ table }, value ?? 0),
   };
 }

@@ -1,14 +1,19 @@
 // The stream kit's Prometheus series, fed by instrumentation events; apps add their own events' series.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { type FoldedCounter, type FoldedHistogram, metricFoldOf } from './metric-fold.js';
 import type { Instrument, StreamApp } from './stream-runner.js';
+import type { InstrumentEvent } from './stream-task.js';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export type EventHandler = (labels: Readonly<Record<string, string>>, value: number | undefined) => void;
 
 export interface StreamMetrics {
-  /** Pass to the stream app (and so to its processors' context). */
-  instrument: Instrument;
+  /**
+   * Pass to the stream app (and so to its processors' context). Its `all` takes a committed
+   * transaction's events at once: their updates are summed per series and label set, then written.
+   */
+  instrument: Instrument & { all(events: readonly InstrumentEvent[]): void };
   /** Gauges read at scrape time: partitions by status, entries per store (tracked ids). */
   watch(app: StreamApp): void;
 }
@@ -21,10 +26,14 @@ export function createStreamMetrics({
 }: {
   app: string;
   registry: Registry;
-  /** Handlers for the app's own events (`processor.dedupe.duplicate`, …). */
+  /**
+   * Handlers for the app's own events (`processor.dedupe.duplicate`, …), their series on `registry`:
+   * what they write through its fold (metric-fold.ts) is flushed after each batch of events.
+   */
   events?: Record<string, EventHandler>;
 }): StreamMetrics {
   const series = kitSeries(registry);
+  const fold = metricFoldOf(registry);
   const handlers: Record<string, EventHandler> = {
     'stream.batch': ({ topic = '' }, value) => series.records.inc({ app, topic }, value ?? 0),
     'stream.transaction': (_l, value) => series.transactionSeconds.observe({ app }, value ?? 0),
@@ -42,8 +51,22 @@ export function createStreamMetrics({
     },
     ...events,
   };
+  const instrument = (event: string, labels: Readonly<Record<string, string>> = {}, value?: number) => {
+    handlers[event]?.(labels, value);
+    fold.flush();
+  };
+  const all = (events: readonly InstrumentEvent[]) => {
+    try {
+      for (let i = 0; i < events.length; i++) {
+        const [event, labels = {}, value] = events[i]!;
+        handlers[event]?.(labels, value);
+      }
+    } finally {
+      fold.flush();
+    }
+  };
   return {
-    instrument: (event, labels = {}, value) => handlers[event]?.(labels, value),
+    instrument: Object.assign(instrument, { all }),
     watch(streamApp) {
       series.watched.set(app, streamApp);
     },
@@ -51,14 +74,14 @@ export function createStreamMetrics({
 }
 
 interface KitSeries {
-  records: Counter<'app' | 'topic'>;
-  transactionSeconds: Histogram<'app'>;
-  batchSeconds: Histogram<'app'>;
-  retries: Counter<'app'>;
+  records: FoldedCounter<'app' | 'topic'>;
+  transactionSeconds: FoldedHistogram<'app'>;
+  batchSeconds: FoldedHistogram<'app'>;
+  retries: FoldedCounter<'app'>;
   lag: Gauge<'app' | 'topic' | 'partition'>;
-  restoreSeconds: Histogram<'app' | 'topic'>;
-  failedRecords: Counter<'app' | 'reason' | 'outcome'>;
-  recordsAheadOfClock: Counter<'app' | 'topic'>;
+  restoreSeconds: FoldedHistogram<'app' | 'topic'>;
+  failedRecords: FoldedCounter<'app' | 'reason' | 'outcome'>;
+  recordsAheadOfClock: FoldedCounter<'app' | 'topic'>;
   recordLeadSeconds: Gauge<'app' | 'topic'>;
   watched: Map<string, StreamApp>;
 }
@@ -69,60 +92,75 @@ function kitSeries(registry: Registry): KitSeries {
   const existing = kitSeriesByRegistry.get(registry);
   if (existing) return existing;
   const registers = [registry];
+  const fold = metricFoldOf(registry);
   const watched = new Map<string, StreamApp>();
   const created: KitSeries = {
     watched,
-    records: new Counter({
-      name: 'hookledger_stream_records_total',
-      help: 'Input records processed and committed, by app and input topic.',
-      labelNames: ['app', 'topic'] as const,
-      registers,
-    }),
-    transactionSeconds: new Histogram({
-      name: 'hookledger_stream_transaction_seconds',
-      help: 'Time to write a batch: outputs, changelog and offsets sent and committed (one transaction when exactly-once).',
-      labelNames: ['app'] as const,
-      buckets: SECONDS,
-      registers,
-    }),
-    batchSeconds: new Histogram({
-      name: 'hookledger_stream_batch_seconds',
-      help: 'Time to process and write one fetched batch, decode to commit.',
-      labelNames: ['app'] as const,
-      buckets: SECONDS,
-      registers,
-    }),
-    retries: new Counter({
-      name: 'hookledger_stream_batch_retries_total',
-      help: 'Transactions aborted and tried again.',
-      labelNames: ['app'] as const,
-      registers,
-    }),
+    records: fold.counter(
+      new Counter({
+        name: 'hookledger_stream_records_total',
+        help: 'Input records processed and committed, by app and input topic.',
+        labelNames: ['app', 'topic'] as const,
+        registers,
+      }),
+    ),
+    transactionSeconds: fold.histogram(
+      new Histogram({
+        name: 'hookledger_stream_transaction_seconds',
+        help: 'Time to write a batch: outputs, changelog and offsets sent and committed (one transaction when exactly-once).',
+        labelNames: ['app'] as const,
+        buckets: SECONDS,
+        registers,
+      }),
+    ),
+    batchSeconds: fold.histogram(
+      new Histogram({
+        name: 'hookledger_stream_batch_seconds',
+        help: 'Time to process and write one fetched batch, decode to commit.',
+        labelNames: ['app'] as const,
+        buckets: SECONDS,
+        registers,
+      }),
+    ),
+    retries: fold.counter(
+      new Counter({
+        name: 'hookledger_stream_batch_retries_total',
+        help: 'Transactions aborted and tried again.',
+        labelNames: ['app'] as const,
+        registers,
+      }),
+    ),
     lag: new Gauge({
       name: 'hookledger_stream_consumer_lag',
       help: 'Records between the last batch fetched and the partition end, per input partition.',
       labelNames: ['app', 'topic', 'partition'] as const,
       registers,
     }),
-    restoreSeconds: new Histogram({
-      name: 'hookledger_stream_restore_seconds',
-      help: 'Time to restore a changelog for newly assigned partitions.',
-      labelNames: ['app', 'topic'] as const,
-      buckets: SECONDS,
-      registers,
-    }),
-    failedRecords: new Counter({
-      name: 'hookledger_stream_failed_records_total',
-      help: 'Input records whose processing failed (processor-error, output-too-large): dead-lettered, or skipped when the app has no dead-letter sink.',
-      labelNames: ['app', 'reason', 'outcome'] as const,
-      registers,
-    }),
-    recordsAheadOfClock: new Counter({
-      name: 'hookledger_stream_records_ahead_of_clock_total',
-      help: "Input records stamped more than a minute ahead of this process's clock (the writer's clock, ingest's, runs fast); stream time does not follow them.",
-      labelNames: ['app', 'topic'] as const,
-      registers,
-    }),
+    restoreSeconds: fold.histogram(
+      new Histogram({
+        name: 'hookledger_stream_restore_seconds',
+        help: 'Time to restore a changelog for newly assigned partitions.',
+        labelNames: ['app', 'topic'] as const,
+        buckets: SECONDS,
+        registers,
+      }),
+    ),
+    failedRecords: fold.counter(
+      new Counter({
+        name: 'hookledger_stream_failed_records_total',
+        help: 'Input records whose processing failed (processor-error, output-too-large): dead-lettered, or skipped when the app has no dead-letter sink.',
+        labelNames: ['app', 'reason', 'outcome'] as const,
+        registers,
+      }),
+    ),
+    recordsAheadOfClock: fold.counter(
+      new Counter({
+        name: 'hookledger_stream_records_ahead_of_clock_total',
+        help: "Input records stamped more than a minute ahead of this process's clock (the writer's clock, ingest's, runs fast); stream time does not follow them.",
+        labelNames: ['app', 'topic'] as const,
+        registers,
+      }),
+    ),
     recordLeadSeconds: new Gauge({
       name: 'hookledger_stream_record_lead_seconds',
       help: "How far ahead of this process's clock the last such record was stamped, in seconds.",

@@ -28,7 +28,7 @@ function recordBytes(record: OutRecord): number {
 
 /** A record whose processing threw, and how often it did (deterministic failures only). */
 interface FailingRecord {
-  offset: bigint;
+  offset: number;
   attempts: number;
   /** When its first failure was. */
   firstAt: number;
@@ -45,10 +45,10 @@ export class RecordProcessing<V> {
    * stays given up on until a commit moves past it, though the next one's failure aborts its dead letter
    * (with one entry a task, the two reset each other's attempts and the partition never moved again).
    */
-  readonly #failing = new WeakMap<StreamTask<V>, Map<bigint, FailingRecord>>();
+  readonly #failing = new WeakMap<StreamTask<V>, Map<number, FailingRecord>>();
   /** The record being processed, what a throw out of `process` is blamed on (fields, not an object per record). */
   #inFlightTask: StreamTask<V> | undefined;
-  #inFlightOffset = 0n;
+  #inFlightOffset = 0;
   #inFlightStage: FailingRecord['stage'] = 'deserialize';
 
   constructor(
@@ -218,7 +218,7 @@ export class RecordProcessing<V> {
   readAhead(batch: readonly { task: StreamTask<V>; message: ConsumedMessage }[]): void {
     const bySource = new Map<SourceNode<V>, SourceMessage[]>();
     for (const { task, message } of batch) {
-      const offset = BigInt(message.offset);
+      const offset = message.offset;
       if (!task.position.isNew(offset)) continue;
       const source = this.#sources.get(task.topic)!;
       if (source.readAhead === undefined) continue;
@@ -231,7 +231,7 @@ export class RecordProcessing<V> {
 
   /** Processes one consumed record of a running task in the open transaction (begun now if none is). */
   async process(task: StreamTask<V>, message: ConsumedMessage): Promise<void> {
-    const offset = BigInt(message.offset);
+    const offset = message.offset;
     // Fetched before a rewind, or before the partition's start was known: already done, or fetched again.
     if (!task.position.isNew(offset)) return;
     const failing = this.#failing.get(task)?.get(offset);
@@ -334,7 +334,7 @@ function keyBytes(message: ConsumedMessage): Buffer | null {
   return typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
 }
 
-function sourceMessage<V>(task: StreamTask<V>, message: ConsumedMessage, offset: bigint): SourceMessage {
+function sourceMessage<V>(task: StreamTask<V>, message: ConsumedMessage, offset: number): SourceMessage {
   return {
     topic: task.topic,
     partition: task.partition,
@@ -348,7 +348,7 @@ function sourceMessage<V>(task: StreamTask<V>, message: ConsumedMessage, offset:
 function inputRecord<V>(
   task: StreamTask<V>,
   message: ConsumedMessage,
-  offset: bigint,
+  offset: number,
   value: V,
 ): InputRecord<V> {
   const headers: Record<string, string> = {};

@@ -53,7 +53,7 @@ export class RestoreOrchestrator<V> {
     const from = task.position.readNext();
     if (from !== undefined) {
       try {
-        await this.context.consumer.seek({ topic: task.topic, partition: task.partition }, Number(from));
+        await this.context.consumer.seek({ topic: task.topic, partition: task.partition }, from);
       } catch (error) {
         if (task.state !== 'restoring') return; // revoked or lost meanwhile: no position needed
         this.context.stop(
@@ -153,8 +153,7 @@ export class RestoreOrchestrator<V> {
     );
     for (const { topic, partition, offset } of found) {
       const task = due.find((t) => t.topic === topic && t.partition === partition);
-      if (task !== undefined && typeof offset === 'number' && offset >= 0)
-        task.position.start(BigInt(offset));
+      if (task !== undefined && typeof offset === 'number' && offset >= 0) task.position.start(offset);
     }
   }
 }

@@ -35,10 +35,10 @@ export const nameOf = (t: { topic: string; partition: number }): string => `${t.
 export async function seekTask<V>(
   context: RunnerContext<V>,
   task: StreamTask<V>,
-  offset: bigint,
+  offset: number,
 ): Promise<void> {
   try {
-    await context.consumer.seek({ topic: task.topic, partition: task.partition }, Number(offset));
+    await context.consumer.seek({ topic: task.topic, partition: task.partition }, offset);
   } catch (error) {
     const fields = {
       ...errorFields(error),

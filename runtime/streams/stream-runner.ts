@@ -304,11 +304,10 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       if (high !== undefined)
         instrument('stream.lag', { topic, partition: String(partition) }, Math.max(0, high - offset));
       const task = tasks.get(keyOf(topic, partition));
-      const position = BigInt(offset);
       // Only past what this instance processed or committed: never ahead of a record.
-      if (task === undefined || !task.position.canAdvanceTo(position)) continue;
+      if (task === undefined || !task.position.canAdvanceTo(offset)) continue;
       await cycle.begin();
-      task.position.advanceTo(position);
+      task.position.advanceTo(offset);
     }
   }
 
@@ -342,7 +341,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     /** Partitions with records handed over but not processed: the consumer's position is past them. */
     const unprocessed = new Set<StreamTask<V>>();
     for (const message of messages)
-      tasks.get(keyOf(message.topic, message.partition))?.position.handedOver(BigInt(message.offset));
+      tasks.get(keyOf(message.topic, message.partition))?.position.handedOver(message.offset);
     if (readsAhead && !joinedRebalances.pending) {
       const batch: { task: StreamTask<V>; message: ConsumedMessage }[] = [];
       for (const message of messages) {

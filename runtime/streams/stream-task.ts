@@ -12,8 +12,25 @@ import { advanceStreamTime, recordLeadBeyondAllowed } from './stream-time.js';
 import { type PartitionPort, type TaskState, TaskStateMachine } from './task-state.js';
 import type { SinkNode, SourceNode, Topology } from './topology.js';
 
+/** One instrumentation event: its name, labels and value. */
+export type InstrumentEvent = [event: string, labels?: Readonly<Record<string, string>>, value?: number];
+
 /** Instrumentation events of the kit (and of processors, through the context). */
-export type Instrument = (event: string, labels?: Readonly<Record<string, string>>, value?: number) => void;
+export type Instrument = ((
+  event: string,
+  labels?: Readonly<Record<string, string>>,
+  value?: number,
+) => void) & {
+  /** Several events at once (a committed transaction's): metrics.ts writes each series once for them. */
+  all?(events: readonly InstrumentEvent[]): void;
+};
+
+/** Emits `events` in order, as one batch where the instrument takes batches. */
+export function instrumentAll(instrument: Instrument, events: readonly InstrumentEvent[]): void {
+  if (events.length === 0) return;
+  if (instrument.all !== undefined) instrument.all(events);
+  else for (const event of events) instrument(...event);
+}
 
 /** A record a processor forwarded, before serialization. */
 export interface Outgoing {
@@ -61,9 +78,9 @@ export class StreamTask<V> {
   #punctuations: { intervalMs: number; last: number; run: Punctuator }[] = [];
   #outbox: Outgoing[] = [];
   /** The processor's instrumentation in the open transaction: emitted once it commits. */
-  #events: Parameters<Instrument>[] = [];
+  #events: InstrumentEvent[] = [];
   /** The current record's instrumentation: dropped if the record fails. */
-  #recordEvents: Parameters<Instrument>[] = [];
+  #recordEvents: InstrumentEvent[] = [];
   #current: InputRecord<V> | undefined;
   #sinks: Map<string, SinkNode>;
   readonly #changelogs: { store: string; topic: string }[];
@@ -284,7 +301,7 @@ export class StreamTask<V> {
    * A record stamped ahead of this process's clock (its writer's clock runs fast): counted, and warned
    * about now and then, since stream time stops at the clock plus the allowed lead instead.
    */
-  #noteFutureRecord(record: InputRecord<V>, offset: bigint, now: number): void {
+  #noteFutureRecord(record: InputRecord<V>, offset: number, now: number): void {
     const beyond = recordLeadBeyondAllowed(record.timestamp, now);
     if (beyond === 0) return;
     const leadSeconds = (record.timestamp - now) / 1000;
@@ -301,7 +318,7 @@ export class StreamTask<V> {
    * Runs one record through the processor. Returns what it forwarded, or its failure (it threw). The
    * caller then settles the record: kept, or undone (its store writes and events) to dead-letter it.
    */
-  process(record: InputRecord<V>, offset: bigint): { outputs: Outgoing[] } | { failure: RecordFailure } {
+  process(record: InputRecord<V>, offset: number): { outputs: Outgoing[] } | { failure: RecordFailure } {
     this.position.processed(offset);
     const now = this.#now();
     this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, now);
@@ -371,7 +388,7 @@ export class StreamTask<V> {
   }
 
   /** Adds a kit event to the open transaction's events (emitted on commit). */
-  addEvent(...event: Parameters<Instrument>): void {
+  addEvent(...event: InstrumentEvent): void {
     this.#events.push(event);
   }
 
@@ -409,8 +426,9 @@ export class StreamTask<V> {
     this.position.committedNow();
     for (const store of this.#stores.values()) store.commit();
     this.#committedStreamTime = this.streamTime;
-    for (const event of this.#events) instrument(...event);
+    const events = this.#events;
     this.#events = [];
+    instrumentAll(instrument, events);
     // A punctuation (expiry) acts on committed state, outside any transaction: its events go out now.
     for (const p of this.#punctuations) {
       if (this.streamTime - p.last >= p.intervalMs) {
@@ -418,15 +436,16 @@ export class StreamTask<V> {
         p.run(this.streamTime);
       }
     }
-    for (const event of this.#recordEvents) instrument(...event);
+    const outside = this.#recordEvents;
     this.#recordEvents = [];
+    instrumentAll(instrument, outside);
   }
 
   /**
    * The transaction aborted (or its outcome is unknown): its writes and events are forgotten. Returns
    * the offset to read again from, the partition's first record not committed (undefined: none handed over yet).
    */
-  aborted(): bigint | undefined {
+  aborted(): number | undefined {
     for (const store of this.#stores.values()) store.rollback();
     this.streamTime = this.#committedStreamTime;
     this.#events = [];

@@ -198,7 +198,7 @@ export class TransactionCycle<V> {
       }
     }
     await producer.sendOffsets(
-      dirty.map((t) => ({ topic: t.topic, partition: t.partition, offset: Number(t.position.toCommit) })),
+      dirty.map((t) => ({ topic: t.topic, partition: t.partition, offset: t.position.toCommit! })),
       this.#remainingMs(),
     );
     try {

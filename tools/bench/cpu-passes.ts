@@ -191,10 +191,11 @@ export async function runCpuPasses<V>({
   const passes: CpuPass[] = [];
   const hrFromUs = hrUs();
   for (let pass = 0; pass < Number(args.passes); pass++) {
+    const registry = new Registry();
     const metrics = createStreamMetrics({
       app: `bench-${what}-cpu`,
-      registry: new Registry(),
-      events: metricEvents(new Registry()),
+      registry,
+      events: metricEvents(registry),
     });
     let outputs = 0;
     const { cycle, ended } = countingCycle<V>((record) => {

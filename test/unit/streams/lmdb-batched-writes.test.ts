@@ -177,10 +177,7 @@ function runningTaskWithACommit(stateDirs: StateDirs): StreamTask<number> {
   task.restoredTo(CHANGELOG, 0n);
   task.finishRestore();
   task.machine.transitionTo('running');
-  task.process(
-    { topic: 'in', partition: 0, offset: '0', key: 'a', value: 1, timestamp: T0, headers: {} },
-    0n,
-  );
+  task.process({ topic: 'in', partition: 0, offset: '0', key: 'a', value: 1, timestamp: T0, headers: {} }, 0);
   task.keepRecord();
   task.takeChangelog();
   task.committed(() => undefined);

@@ -79,45 +79,45 @@ describe('a stream task', () => {
 
   it('undoes a record whose processor threw, keeping the transaction’s other records', () => {
     const { task } = runningTask();
-    const ok = task.process(record('a', 1, 0), 0n);
+    const ok = task.process(record('a', 1, 0), 0);
     expect('outputs' in ok && ok.outputs).toHaveLength(1);
     task.keepRecord();
-    const failed = task.process(record('boom', 5, 1), 1n);
+    const failed = task.process(record('boom', 5, 1), 1);
     expect('failure' in failed && failed.failure.reason).toBe('processor-error');
     task.undoRecord();
     expect(task.takeChangelog().map((c) => c.record.key)).toEqual(['a']);
     const events: string[] = [];
     task.committed((event) => events.push(event));
     expect(events).toEqual(['counted']);
-    expect(task.position.committed).toBe(2n);
+    expect(task.position.committed).toBe(2);
   });
 
   it('forgets an aborted transaction and says where to fetch again', () => {
     const { task } = runningTask();
-    task.position.handedOver(7n);
-    task.position.handedOver(8n);
-    task.process(record('a', 1, 7), 7n);
+    task.position.handedOver(7);
+    task.position.handedOver(8);
+    task.process(record('a', 1, 7), 7);
     task.keepRecord();
-    task.process(record('a', 1, 8), 8n);
+    task.process(record('a', 1, 8), 8);
     task.keepRecord();
     const streamTimeBefore = 5;
-    expect(task.aborted()).toBe(7n);
+    expect(task.aborted()).toBe(7);
     expect(task.dirty).toBe(false);
     expect(task.streamTime).toBe(streamTimeBefore);
     // The retried records decide from the committed state.
-    task.process(record('a', 1, 7), 7n);
+    task.process(record('a', 1, 7), 7);
     task.keepRecord();
     expect(task.takeChangelog()[0]!.record.value).toEqual(Buffer.from('11'));
   });
 
   it('follows the consumer past transaction markers, never behind what it processed', () => {
     const { task } = runningTask();
-    task.process(record('a', 1, 3), 3n);
+    task.process(record('a', 1, 3), 3);
     task.keepRecord();
-    task.position.advanceTo(2n);
-    expect(task.position.toCommit).toBe(4n);
-    task.position.advanceTo(6n);
-    expect(task.position.toCommit).toBe(6n);
+    task.position.advanceTo(2);
+    expect(task.position.toCommit).toBe(4);
+    task.position.advanceTo(6);
+    expect(task.position.toCommit).toBe(6);
   });
 
   it('closes from any owned state, cancelling its restore, and never reopens', () => {
@@ -155,9 +155,9 @@ describe('a stream task', () => {
     expect(task.streamTime).toBe(now + 60_000);
     task.finishRestore();
     task.machine.transitionTo('running');
-    task.process({ ...record('a', 1, 0), timestamp: now - 1_000 }, 0n);
+    task.process({ ...record('a', 1, 0), timestamp: now - 1_000 }, 0);
     task.keepRecord();
-    task.process({ ...record('a', 1, 1), timestamp: now + 3 * 86_400_000 }, 1n);
+    task.process({ ...record('a', 1, 1), timestamp: now + 3 * 86_400_000 }, 1);
     task.keepRecord();
     expect(task.streamTime).toBe(now + 60_000);
     const events: [string, number | undefined][] = [];
