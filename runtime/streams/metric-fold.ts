@@ -107,12 +107,15 @@ class Groups<G> {
 }
 
 /**
- * Increments summed per label set and added once. Exact while they are whole numbers (counts): a sum
- * of integers below 2^53 is the same in any order. A fraction is added at once, after what is pending,
- * so the additions (and the series' first appearances) happen in the order prom-client would have made them.
+ * Increments summed per label set and added once. Exact while every increment has been a whole number
+ * (counts): a sum of integers below 2^53 is the same in any order. From a counter's first fraction on,
+ * every increment is added at once, after what is pending, in the order prom-client would have had them:
+ * once a series holds a fraction, adding 6 and 506 one by one rounds differently from adding 512.
  */
 export class FoldedCounter<L extends string> implements Pending {
   readonly #groups: Groups<{ labels: Labels; sum: number }>;
+  /** A fraction was seen: nothing is summed any more. */
+  #direct = false;
 
   constructor(
     private readonly counter: Counter<L>,
@@ -123,8 +126,11 @@ export class FoldedCounter<L extends string> implements Pending {
   }
 
   inc(labels: Partial<Record<L, string>>, value = 1): void {
-    if (!Number.isInteger(value)) {
-      this.flush();
+    if (this.#direct || !Number.isInteger(value)) {
+      if (!this.#direct) {
+        this.flush();
+        this.#direct = true;
+      }
       this.counter.inc(labels, value);
       return;
     }
