@@ -11,7 +11,7 @@ import type { RunningStage } from '../../runtime/streams/stage.js';
 import type { QuarantinedRequest } from '../../schemas/quarantined-request.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { envelopeMaxMessageBytes } from '../../schemas/topics.js';
-import { runQuarantineCommand } from '../../tools/cli/commands/quarantine.js';
+import { routerMemory, runQuarantineCommand } from '../../tools/cli/commands/quarantine.js';
 import { PROMOTE_HEADER, promote } from '../../tools/quarantine/promote.js';
 import { testStack } from '../helpers/stack.js';
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
@@ -293,6 +293,7 @@ describe('the quarantine: a key mix-up loses nothing', () => {
         source: parseSources(JSON.stringify(sources)).get('resumed')!,
         transactionTimeoutMs: 10_000,
         maxMessageBytes: envelopeMaxMessageBytes(1_048_576),
+        memory: routerMemory(harness.config()),
         recordsPerTransaction: 1,
       }),
     ).rejects.toThrow('the process died here');

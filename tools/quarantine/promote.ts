@@ -4,10 +4,12 @@
 // Each webhook id is promoted once, across runs and crashes: its raw record and a promotion mark
 // (webhooks.quarantine-promotions) are written in one Kafka transaction, and a run starts by reading
 // the marks. The transactional id is per source, so a run fences an earlier one still writing (its
-// open transaction is aborted) before it reads the marks.
+// open transaction is aborted) before it reads the marks. A request received too long ago is held back
+// unless the operator includes it: another attempt of its id may have been routed and forgotten since.
 import type { Source } from '../../ingest/sources.js';
 import { envelopeHeaders } from '../../ingest/webhooks/envelope.js';
 import { verifySignature } from '../../ingest/webhooks/signature.js';
+import { formatDuration } from '../../runtime/duration.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { resourceId } from '../../runtime/kafka/resource-ids.js';
 import { EosProducer } from '../../runtime/streams/eos-producer.js';
@@ -16,6 +18,8 @@ import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Serde } from '../../schemas/serde.js';
 import { topicNames, valueSubject } from '../../schemas/topics.js';
 import { newRunId } from '../redrive/redrive.js';
+import { EXPIRY_MARGIN_MS } from '../redrive/select.js';
+import { isPromoteExpired, promotableForMs, type RouterMemory } from './expiry.js';
 import { encodeMark, type PromotionMark, promotionKey, readHeld, readPromotions } from './held.js';
 
 /** Marks a raw record a promotion appended; its value names the run. The router reads it as any delivery. */
@@ -57,6 +61,10 @@ export interface PromoteOptions {
   transactionTimeoutMs: number;
   /** The raw topic's largest record (its max.message.bytes). */
   maxMessageBytes: number;
+  /** DEDUPE_WINDOW, WEBHOOK_MAX_AGE, WEBHOOK_MAX_AHEAD as the router has them: older requests are held back. */
+  memory: RouterMemory;
+  /** Promote requests past promotableForMs too: the operator says no other attempt of their ids was accepted. */
+  includeExpired?: boolean;
   dryRun?: boolean;
   runId?: string;
   /** Records per transaction: a crash redoes at most this many, and a transaction stays short. */
@@ -75,6 +83,10 @@ export interface PromoteResult {
   alreadyPromoted: number;
   /** Authentic retries of a webhook id promoted earlier in this run. */
   repeats: number;
+  /** Authentic, but received longer than promotableForMs ago: not promoted without includeExpired. */
+  expired: number;
+  memory: RouterMemory;
+  includeExpired: boolean;
   /** Still not verified by any key configured now, by reason: they stay in the quarantine. */
   refused: Map<string, number>;
 }
@@ -88,6 +100,8 @@ export async function promote({
   source,
   transactionTimeoutMs,
   maxMessageBytes,
+  memory,
+  includeExpired = false,
   dryRun = false,
   runId = newRunId(new Date(), 'promote'),
   recordsPerTransaction = 500,
@@ -101,6 +115,9 @@ export async function promote({
     promoted: new Map(),
     alreadyPromoted: 0,
     repeats: 0,
+    expired: 0,
+    memory,
+    includeExpired,
     refused: new Map(),
   };
   const rawSchemaId = await serde.latestSchemaId(valueSubject(names.raw));
@@ -131,6 +148,12 @@ export async function promote({
         result.alreadyPromoted++;
         return;
       }
+      // Judged by the time it is sent at. Not remembered for this run: a later request of the id may be recent enough.
+      const now = Date.now();
+      if (!includeExpired && isPromoteExpired(held.receivedAt, now, memory)) {
+        result.expired++;
+        return;
+      }
       if (thisRun.has(key)) {
         result.repeats++;
         return;
@@ -138,7 +161,6 @@ export async function promote({
       thisRun.add(key);
       count(result.promoted, check.keyId);
       if (producer === undefined) return;
-      const now = Date.now();
       const mark: PromotionMark = {
         run: runId,
         ingestId: held.ingestId,
@@ -192,6 +214,24 @@ export function promoteSummary(result: PromoteResult): string {
     ...(result.repeats > 0
       ? [`  repeats          ${result.repeats} more request(s) of ids promoted in this run`]
       : []),
+    ...(result.expired > 0 ? expiredLines(result) : []),
+    ...(result.includeExpired ? ['  expired          included (--include-expired)'] : []),
     `  still refused    ${total(result.refused)}${detail(result.refused)}: they stay in the quarantine`,
   ].join('\n');
+}
+
+/** Why requests were held back, with the values the limit comes from, and the flag that sends them. */
+function expiredLines({ expired, memory }: PromoteResult): string[] {
+  const limit = promotableForMs(memory);
+  const rule =
+    'DEDUPE_WINDOW − WEBHOOK_MAX_AGE − WEBHOOK_MAX_AHEAD − ' +
+    `${formatDuration(EXPIRY_MARGIN_MS)} (${[memory.dedupeWindowMs, memory.maxAgeMs, memory.maxAheadMs, EXPIRY_MARGIN_MS].map(formatDuration).join(' − ')})`;
+  return [
+    limit > 0
+      ? `  expired          ${expired} received over ${(limit / 3_600_000).toFixed(1)} h ago = ${rule}:`
+      : `  expired          ${expired}: ${rule} leaves no time to promote in:`,
+    '                   another attempt of their ids, routed before, may be forgotten by the router by now,',
+    '                   and promoting one would route it twice. They stay in the quarantine. Add',
+    '                   --include-expired only if no other attempt of those ids was accepted.',
+  ];
 }

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { QuarantinedRequest } from '../../../schemas/quarantined-request.js';
 import { decodeMark, encodeMark, promotionKey } from '../../../tools/quarantine/held.js';
 import { formatListing } from '../../../tools/quarantine/list.js';
-import { PROMOTE_HEADER, promotedEnvelope, promoteSummary } from '../../../tools/quarantine/promote.js';
+import {
+  PROMOTE_HEADER,
+  type PromoteResult,
+  promotedEnvelope,
+  promoteSummary,
+} from '../../../tools/quarantine/promote.js';
+
+const DEFAULT_MEMORY = { dedupeWindowMs: 604_800_000, maxAgeMs: 262_800_000, maxAheadMs: 300_000 };
 
 const held: QuarantinedRequest = {
   webhookId: 'wh-1',
@@ -45,22 +52,49 @@ describe('a promoted request', () => {
 });
 
 describe('what the commands print', () => {
+  const result: PromoteResult = {
+    runId: 'promote-20261123-130000-ab12',
+    source: 'energy',
+    dryRun: false,
+    read: 7,
+    promoted: new Map([['k2026b', 3]]),
+    alreadyPromoted: 1,
+    repeats: 1,
+    expired: 0,
+    memory: DEFAULT_MEMORY,
+    includeExpired: false,
+    refused: new Map([['mismatch', 2]]),
+  };
+
   it('promote: what was promoted by key, what was already, what is still refused', () => {
-    const text = promoteSummary({
-      runId: 'promote-20261123-130000-ab12',
-      source: 'energy',
-      dryRun: false,
-      read: 7,
-      promoted: new Map([['k2026b', 3]]),
-      alreadyPromoted: 1,
-      repeats: 1,
-      refused: new Map([['mismatch', 2]]),
-    });
+    const text = promoteSummary(result);
     expect(text).toContain('promote promote-20261123-130000-ab12 of source energy');
     expect(text).toMatch(/promoted\s+3 to webhooks\.raw \(k2026b 3\) with hookledger-promote: promote-/);
     expect(text).toMatch(/already promoted 1/);
     expect(text).toMatch(/still refused\s+2 \(mismatch 2\)/);
+    expect(text).not.toContain('expired');
     expect(PROMOTE_HEADER).toBe('hookledger-promote');
+  });
+
+  it('promote: the requests held back as expired, the limit and what it is made of, and the flag', () => {
+    const text = promoteSummary({ ...result, expired: 2 });
+    expect(text).toContain(
+      '  expired          2 received over 93.9 h ago = DEDUPE_WINDOW − WEBHOOK_MAX_AGE − WEBHOOK_MAX_AHEAD − 1h (7d − 73h − 5m − 1h):',
+    );
+    expect(text).toContain('promoting one would route it twice');
+    expect(text).toContain(
+      'Add\n                   --include-expired only if no other attempt of those ids was accepted.',
+    );
+    expect(text).not.toContain('included (--include-expired)');
+  });
+
+  it('promote: a window that leaves no time says so; an included run says it included them', () => {
+    const tight = { ...DEFAULT_MEMORY, dedupeWindowMs: DEFAULT_MEMORY.maxAgeMs + DEFAULT_MEMORY.maxAheadMs };
+    const text = promoteSummary({ ...result, expired: 3, memory: tight });
+    expect(text).toContain('expired          3: DEDUPE_WINDOW − WEBHOOK_MAX_AGE − WEBHOOK_MAX_AHEAD − 1h');
+    expect(text).toContain('(4385m − 73h − 5m − 1h) leaves no time to promote in:');
+    const included = promoteSummary({ ...result, includeExpired: true });
+    expect(included).toContain('  expired          included (--include-expired)');
   });
 
   it('list: one line per request with its status, never a body or a key', () => {

@@ -2,15 +2,18 @@
 // on once the right key is configured (promote).
 import { loadSources } from '../../../ingest/sources.js';
 import type { Config } from '../../../runtime/config.js';
+import { formatDuration } from '../../../runtime/duration.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { QUARANTINE_REASONS } from '../../../schemas/quarantined-request.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { envelopeMaxMessageBytes } from '../../../schemas/topics.js';
+import type { RouterMemory } from '../../quarantine/expiry.js';
 import { MissingTopicError } from '../../quarantine/held.js';
 import { formatListing, listingJson, listQuarantine } from '../../quarantine/list.js';
 import { PROMOTE_HEADER, promote, promoteSummary } from '../../quarantine/promote.js';
+import { EXPIRY_MARGIN_MS } from '../../redrive/select.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
@@ -23,6 +26,7 @@ import {
 import { STACK_ENV_HELP } from '../stack-env.js';
 
 const REASONS = QUARANTINE_REASONS.join(', ');
+const MARGIN = formatDuration(EXPIRY_MARGIN_MS);
 
 const HELP: Record<string, string> = {
   list: `usage: hookledger quarantine list [--source <name>] [--reason <reason>] [--json]
@@ -43,7 +47,7 @@ environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, LOG_LEVEL
 ${CONNECTION_HELP}
 
 ${STACK_ENV_HELP}`,
-  promote: `usage: hookledger quarantine promote --source <name> [--dry-run]
+  promote: `usage: hookledger quarantine promote --source <name> [--include-expired] [--dry-run]
 
 Checks each request of the source held in webhooks.quarantine against the source's keys configured
 now (HOOKLEDGER_SOURCES or HOOKLEDGER_SOURCES_FILE, as ingest reads them) and appends the authentic
@@ -52,17 +56,25 @@ verifies now, with the header ${PROMOTE_HEADER}: <run id>. The dedupe-router the
 any delivery: an id that got through meanwhile (the platform's retries) stays a duplicate. Requests
 no key verifies stay in the quarantine, which keeps them for QUARANTINE_RETENTION.
 
+The router remembers an id for DEDUPE_WINDOW, and another attempt of the id may have been routed up to
+WEBHOOK_MAX_AGE + WEBHOOK_MAX_AHEAD before a quarantined request was received. A request received longer
+ago than DEDUPE_WINDOW − WEBHOOK_MAX_AGE − WEBHOOK_MAX_AHEAD − ${MARGIN} (about 3.9 days with the defaults)
+is held back and counted as expired: promoting it could route its id a second time.
+
 Each webhook id is promoted once, across runs: its raw record and a mark in
 webhooks.quarantine-promotions are committed in one transaction. A run that stops half-way (a crash,
 Ctrl-C) is resumed by running the command again; running it twice promotes nothing twice.
 
 options:
-  --source <name>   the source whose requests to promote (required; a source with keys)
-  --dry-run         read, verify and count; send nothing
-  -h, --help        this text
+  --source <name>     the source whose requests to promote (required; a source with keys)
+  --include-expired   promote the expired requests too: say so only when no other attempt of their
+                      webhook ids was accepted (ingest refused every one of them)
+  --dry-run           read, verify and count; send nothing
+  -h, --help          this text
 
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, HOOKLEDGER_SOURCES or
-HOOKLEDGER_SOURCES_FILE, PROCESSOR_TRANSACTION_TIMEOUT_MS, INGEST_BODY_LIMIT, LOG_LEVEL
+HOOKLEDGER_SOURCES_FILE, PROCESSOR_TRANSACTION_TIMEOUT_MS, INGEST_BODY_LIMIT, DEDUPE_WINDOW,
+WEBHOOK_MAX_AGE, WEBHOOK_MAX_AHEAD (give them the router's values), LOG_LEVEL
 
 ${CONNECTION_HELP}
 
@@ -140,9 +152,19 @@ async function runList(args: string[], io: QuarantineIo): Promise<number> {
   }
 }
 
+/** What the router remembers, from the variables it reads them from. */
+export function routerMemory(config: Config): RouterMemory {
+  return {
+    dedupeWindowMs: config.DEDUPE_WINDOW,
+    maxAgeMs: config.WEBHOOK_MAX_AGE,
+    maxAheadMs: config.WEBHOOK_MAX_AHEAD,
+  };
+}
+
 async function runPromote(args: string[], io: QuarantineIo): Promise<number> {
   const { values } = parseOptions(args, {
     source: { type: 'string' },
+    'include-expired': { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
   });
   if (values.source === undefined) throw new UsageError('quarantine promote: --source <name> is required');
@@ -166,6 +188,8 @@ async function runPromote(args: string[], io: QuarantineIo): Promise<number> {
       source,
       transactionTimeoutMs: config.PROCESSOR_TRANSACTION_TIMEOUT_MS,
       maxMessageBytes: envelopeMaxMessageBytes(config.INGEST_BODY_LIMIT),
+      memory: routerMemory(config),
+      includeExpired: values['include-expired'] ?? false,
       dryRun: values['dry-run'] ?? false,
     });
     io.stdout.write(`${promoteSummary(result)}\n`);
