@@ -28,6 +28,28 @@ import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js'
 import { testSettings } from '../helpers/rdkafka-io.js';
 
 export const quietLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+/** What a `hookledger` command run in process is given: stdout is kept, stderr (progress) dropped. */
+export interface InProcessIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: NodeJS.ProcessEnv;
+}
+
+/** Runs a `hookledger` command in process (its run…Command function): its exit code and what it printed. */
+export async function runInProcess(
+  command: (args: string[], io: InProcessIo) => Promise<number>,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; text: string }> {
+  const printed: string[] = [];
+  const code = await command(args, {
+    stdout: { write: (text: string) => printed.push(text) },
+    stderr: { write: () => true },
+    env,
+  });
+  return { code, text: printed.join('') };
+}
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export function randomPrefix(name: string): string {

@@ -19,7 +19,7 @@ import { valueSubject } from '../../schemas/topics.js';
 import { runQuarantineCommand } from '../../tools/cli/commands/quarantine.js';
 import { PROMOTE_HEADER } from '../../tools/quarantine/promote.js';
 import { testStack } from '../helpers/stack.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, quietLogger, randomPrefix, runInProcess } from './processors-harness.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -96,14 +96,12 @@ describe('quarantine promote of requests older than the router remembers their i
     await writeRecords(harness.settings, names.quarantine, records);
   }
 
-  async function command(args: string[]): Promise<{ code: number; text: string }> {
-    const printed: string[] = [];
-    const code = await runQuarantineCommand(args, {
-      stdout: { write: (text: string) => printed.push(text) },
-      env: harness.environment({ HOOKLEDGER_SOURCES: JSON.stringify(SOURCES) }),
-    });
-    return { code, text: printed.join('') };
-  }
+  const command = (args: string[]) =>
+    runInProcess(
+      runQuarantineCommand,
+      args,
+      harness.environment({ HOOKLEDGER_SOURCES: JSON.stringify(SOURCES) }),
+    );
 
   const userEvents = async (a: Attempt) =>
     (await harness.read<{ webhookId: string }>(names.entity('user'))).filter(

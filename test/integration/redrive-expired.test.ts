@@ -18,7 +18,7 @@ import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
 import { type RedriveProgress, redrive } from '../../tools/redrive/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, quietLogger, randomPrefix, runInProcess } from './processors-harness.js';
 
 const DAY = 86_400_000;
 
@@ -62,15 +62,7 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
     await writeRecords(harness.settings, harness.names.dlq, records);
   }
 
-  async function run(args: string[]): Promise<{ code: number; text: string }> {
-    const printed: string[] = [];
-    const code = await runRedriveCommand(args, {
-      stdout: { write: (text: string) => printed.push(text) },
-      stderr: { write: () => true },
-      env: harness.environment(),
-    });
-    return { code, text: printed.join('') };
-  }
+  const run = (args: string[]) => runInProcess(runRedriveCommand, args, harness.environment());
 
   const redrivenRuns = async () => {
     const runs: string[] = [];

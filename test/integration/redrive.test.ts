@@ -13,7 +13,7 @@ import type { RunningStage } from '../../runtime/streams/stage.js';
 import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, quietLogger, randomPrefix, runInProcess } from './processors-harness.js';
 import { startRouterBeforeFix } from './router-with-route.js';
 
 describe('hookledger redrive after a fix', () => {
@@ -29,15 +29,7 @@ describe('hookledger redrive after a fix', () => {
       (r) => r.value?.webhookId === target.webhookId,
     );
 
-  async function redrive(args: string[] = []): Promise<{ code: number; text: string }> {
-    const printed: string[] = [];
-    const code = await runRedriveCommand(args, {
-      stdout: { write: (text: string) => printed.push(text) },
-      stderr: { write: () => true },
-      env: harness.environment(),
-    });
-    return { code, text: printed.join('') };
-  }
+  const redrive = (args: string[] = []) => runInProcess(runRedriveCommand, args, harness.environment());
 
   beforeAll(async () => {
     await harness.setUp();
