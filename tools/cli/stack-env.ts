@@ -1,7 +1,9 @@
 // Points a command at the local stack when KAFKA_BROKERS and SCHEMA_REGISTRY_URL are not set, as
 // `stack status` and `start` find it: the stack running from the state dir, with the variables of its
 // stack.env. Here, not in runtime/config.ts: the services know variables, never where a stack lives.
-import { isAbsolute, relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import { sourcesSettings } from '../../ingest/sources.js';
 import { defaultStateDir, renderStackEnv, runningStack, type StackRecord } from '../stack/index.js';
 import { CommandFailed } from './command.js';
 
@@ -9,6 +11,8 @@ export interface StackEnvOptions {
   cwd?: string;
   /** The stack running from a state dir, if any (runningStack: its record and live pids). */
   findStack?: (stateDir: string) => StackRecord | undefined;
+  /** Whether a file exists (tests). */
+  exists?: (file: string) => boolean;
 }
 
 export interface ResolvedStackEnv {
@@ -38,7 +42,7 @@ function stackVariables(record: StackRecord): Record<string, string> {
  */
 export function resolveStackEnv(
   env: NodeJS.ProcessEnv,
-  { cwd = process.cwd(), findStack = runningStack }: StackEnvOptions = {},
+  { cwd = process.cwd(), findStack = runningStack, exists = existsSync }: StackEnvOptions = {},
 ): ResolvedStackEnv {
   if (env.KAFKA_BROKERS?.trim() || env.SCHEMA_REGISTRY_URL?.trim()) return { env };
   const stateDir = defaultStateDir(env, cwd);
@@ -48,10 +52,27 @@ export function resolveStackEnv(
       `KAFKA_BROKERS and SCHEMA_REGISTRY_URL are not set, and no local stack runs in ${shown(stateDir, cwd)}: start one with \`npx hookledger start\` or \`npx hookledger stack up\`, or set both variables`,
     );
   }
+  const using = `using the local stack in ${shown(stateDir, cwd)} (Kafka ${record.brokers.join(',')}, registry ${record.registryUrl})`;
+  const sources = developmentSources(env, stateDir, exists);
   return {
-    env: { ...env, ...stackVariables(record) },
-    using: `using the local stack in ${shown(stateDir, cwd)} (Kafka ${record.brokers.join(',')}, registry ${record.registryUrl})`,
+    env: { ...env, ...stackVariables(record), ...(sources ? { HOOKLEDGER_SOURCES_FILE: sources } : {}) },
+    using: sources ? `${using} and its development sources in ${shown(sources, cwd)}` : using,
   };
+}
+
+/**
+ * The sources file `start` made beside the stack (`.hookledger/sources.json`), when no sources are set:
+ * `quarantine promote`, `ingest` and `process` then check the same keys as the ingest `start` runs.
+ */
+function developmentSources(
+  env: NodeJS.ProcessEnv,
+  stateDir: string,
+  exists: (file: string) => boolean,
+): string | undefined {
+  const { inline, file } = sourcesSettings(env);
+  if (inline || file) return undefined;
+  const candidate = join(dirname(stateDir), 'sources.json');
+  return exists(candidate) ? candidate : undefined;
 }
 
 /** resolveStackEnv for a command: says on stderr which local stack it uses (stdout stays the output). */
@@ -67,5 +88,6 @@ export function withLocalStack(
 /** The sentence each such command's --help ends with. */
 export const STACK_ENV_HELP = [
   'Without KAFKA_BROKERS and SCHEMA_REGISTRY_URL, it uses the local stack running from $HOOKLEDGER_STATE_DIR',
-  'or ./.hookledger/stack (`hookledger start` or `hookledger stack up`), and says so on stderr.',
+  'or ./.hookledger/stack (`hookledger start` or `hookledger stack up`), and says so on stderr; with no',
+  'HOOKLEDGER_SOURCES(_FILE) either, the sources `start` made beside it (./.hookledger/sources.json).',
 ].join('\n');

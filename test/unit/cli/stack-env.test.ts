@@ -42,6 +42,25 @@ describe('a command without KAFKA_BROKERS and SCHEMA_REGISTRY_URL', () => {
     );
   });
 
+  it('reads the development sources `start` made beside the stack when no sources are set, and says so', () => {
+    const { findStack } = stackIn(`${cwd}/.hookledger/stack`);
+    const made = `${cwd}/.hookledger/sources.json`;
+    const exists = (file: string) => file === made;
+    const resolved = resolveStackEnv({}, { cwd, findStack, exists });
+    expect(resolved.env.HOOKLEDGER_SOURCES_FILE).toBe(made);
+    expect(resolved.using).toMatch(/ and its development sources in \.hookledger\/sources\.json$/);
+    // Sources set by the user are theirs: the file is not looked at.
+    for (const set of [{ HOOKLEDGER_SOURCES: '{}' }, { HOOKLEDGER_SOURCES_FILE: '/etc/s.json' }]) {
+      const chosen = resolveStackEnv(set, { cwd, findStack, exists });
+      expect(chosen.env.HOOKLEDGER_SOURCES_FILE).toBe(set.HOOKLEDGER_SOURCES_FILE);
+      expect(chosen.using).not.toMatch(/development sources/);
+    }
+    // No file: nothing added.
+    expect(resolveStackEnv({}, { cwd, findStack, exists: () => false }).env).not.toHaveProperty(
+      'HOOKLEDGER_SOURCES_FILE',
+    );
+  });
+
   it('looks in HOOKLEDGER_STATE_DIR when it is set, and names it as given outside the working directory', () => {
     const { asked, findStack } = stackIn('/srv/stack');
     const resolved = resolveStackEnv({ HOOKLEDGER_STATE_DIR: '/srv/stack' }, { cwd, findStack });

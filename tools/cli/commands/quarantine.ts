@@ -23,7 +23,7 @@ import {
   parseOptions,
   UsageError,
 } from '../command.js';
-import { STACK_ENV_HELP } from '../stack-env.js';
+import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
 
 const REASONS = QUARANTINE_REASONS.join(', ');
 const MARGIN = formatDuration(EXPIRY_MARGIN_MS);
@@ -168,8 +168,10 @@ async function runPromote(args: string[], io: QuarantineIo): Promise<number> {
     'dry-run': { type: 'boolean', default: false },
   });
   if (values.source === undefined) throw new UsageError('quarantine promote: --source <name> is required');
-  const config = await clusterConfig(io.env);
-  const sources = loadSources(io.env);
+  // Resolved here, not only in clusterConfig: the local stack's development sources come with it.
+  const env = withLocalStack(io.env);
+  const config = await clusterConfig(env);
+  const sources = loadSources(env);
   const source = sources.get(values.source);
   if (source === undefined)
     throw new CommandFailed(
