@@ -15,6 +15,7 @@ const settings: FetchSettings = {
   concurrency: 4,
   breaker: { failures: 2, cooldownMs: 5_000 },
   header: { name: 'Authorization', value: 'Bearer s3cret' },
+  maxAnswerBytes: 1_048_576,
 };
 
 /** A fake endpoint answering from a script, on a fake clock that sleeps instantly. */
@@ -67,6 +68,41 @@ describe('Fetcher', () => {
     await fetcher.fetch(API, 'q', '1');
     expect(calls.map((c) => c.at)).toEqual([0, 2_000]);
     expect(fetcher.breakerStates()[new URL(API).origin]).toBe('closed');
+  });
+
+  it("honours a 503's Retry-After for every request to that endpoint, not only the fetch that met it", async () => {
+    const { fetcher, calls } = harness((n) =>
+      n === 1 ? new Response('', { status: 503, headers: { 'retry-after': '30' } }) : ok(),
+    );
+    await fetcher.fetch(API, 'q', '1').catch(() => undefined);
+    // The endpoint asked for 30 s: another record's fetch within the budget sends nothing meanwhile.
+    await expect(fetcher.fetch(API, 'q', '2')).rejects.toThrow(/Retry-After/);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('reads an answer up to maxAnswerBytes and no further: a larger one comes back marked, its body empty', async () => {
+    const big = new Response(`{"data":{"x":"${'a'.repeat(10_000)}"}}`, { status: 200 });
+    const { fetcher } = harness(() => big, { maxAnswerBytes: 1_000 });
+    const answer = await fetcher.fetch(API, 'q', '1');
+    expect(answer).toMatchObject({ status: 200, overLimitBytes: 1_000 });
+    expect(answer.body.length).toBe(0);
+    expect(fetcher.breakerStates()[new URL(API).origin]).toBe('closed');
+  });
+
+  it('stops reading a long answer without a length at maxAnswerBytes', async () => {
+    // 4 MiB in 1 KiB chunks, no content-length: an endless stream would be cut off alike.
+    let sent = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += 1_024;
+        controller.enqueue(new Uint8Array(1_024).fill(32));
+        if (sent >= 4 * 1_048_576) controller.close();
+      },
+    });
+    const { fetcher } = harness(() => new Response(endless, { status: 200 }), { maxAnswerBytes: 64 * 1_024 });
+    const answer = await fetcher.fetch(API, 'q', '1');
+    expect(answer.overLimitBytes).toBe(64 * 1_024);
+    expect(sent).toBeLessThan(80 * 1_024);
   });
 
   it('gives up within its budget as a transient error (status 503), and opens the breaker after enough of them', async () => {
