@@ -134,15 +134,26 @@ export class Fetcher {
     return Object.fromEntries([...this.#endpoints].map(([origin, e]) => [origin, e.breaker.state]));
   }
 
-  /** POSTs `{query, variables: {id}}` to `api` and returns the answer, or throws EndpointUnavailableError. */
-  async fetch(api: string, query: string, id: string): Promise<Answer> {
+  /**
+   * POSTs `{query, variables: {id}}` to `api` and returns the answer, or throws EndpointUnavailableError.
+   * Once `signal` aborts (nobody will read the answer: its batch was given up), no further request is
+   * sent for it; one already in flight runs out, so a breaker probe still reports.
+   */
+  async fetch(api: string, query: string, id: string, signal?: AbortSignal): Promise<Answer> {
     const origin = new URL(api).origin;
     const endpoint = this.#endpoint(origin);
     // Refused at once while open: no slot taken, no request sent.
     if (endpoint.breaker.state === 'open') throw this.#open(origin, endpoint);
     await this.#slots.acquire();
     try {
-      return await this.#attempts(api, origin, endpoint, JSON.stringify({ query, variables: { id } }));
+      signal?.throwIfAborted();
+      return await this.#attempts(
+        api,
+        origin,
+        endpoint,
+        JSON.stringify({ query, variables: { id } }),
+        signal,
+      );
     } finally {
       this.#slots.release();
     }
@@ -155,7 +166,13 @@ export class Fetcher {
     return new EndpointUnavailableError(`${origin} is unavailable (${endpoint.lastProblem})${when}`);
   }
 
-  async #attempts(api: string, origin: string, endpoint: Endpoint, body: string): Promise<Answer> {
+  async #attempts(
+    api: string,
+    origin: string,
+    endpoint: Endpoint,
+    body: string,
+    signal: AbortSignal | undefined,
+  ): Promise<Answer> {
     const { timeoutMs, retries, budgetMs, backOff } = this.settings;
     const deadline = this.#now() + budgetMs;
     for (let attempt = 0; ; attempt++) {
@@ -169,6 +186,10 @@ export class Fetcher {
         );
       }
       if (wait > 0) await this.#sleep(wait);
+      if (signal?.aborted) {
+        endpoint.limiter.release();
+        signal.throwIfAborted();
+      }
       if (!endpoint.breaker.tryAcquire()) throw this.#open(origin, endpoint);
       const startedAt = this.#now();
       const outcome = await this.#post(api, body, Math.max(1, Math.min(timeoutMs, deadline - startedAt)));

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   EndpointUnavailableError,
@@ -156,6 +158,57 @@ describe('Fetcher', () => {
     const second = await fetcher.fetch(API, 'q', '2').catch((e: unknown) => e);
     expect((second as EndpointUnavailableError).status).toBe(429);
     expect(calls).toHaveLength(1);
+  });
+
+  it('times out an answer that trickles in byte by byte: the timeout covers the body, not only the headers', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const drip = setInterval(() => res.write(' '), 20);
+      res.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/graphql`;
+      const fetcher = new Fetcher({ ...settings, timeoutMs: 200, retries: 0, budgetMs: 1_000 });
+      const startedAt = Date.now();
+      await expect(fetcher.fetch(url, 'q', '1')).rejects.toThrow(/no answer within 200 ms after 1 attempt/);
+      expect(Date.now() - startedAt).toBeLessThan(900);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('sends nothing more for a fetch whose signal aborted while it waited for a slot', async () => {
+    const requested: string[] = [];
+    let answer: () => void = () => undefined;
+    const fetcher = new Fetcher(
+      { ...settings, concurrency: 1 },
+      {
+        fetch: async (_url, init) => {
+          requested.push(JSON.parse(String(init!.body)).variables.id);
+          await new Promise<void>((resolve) => {
+            answer = resolve;
+          });
+          return ok();
+        },
+      },
+    );
+    const first = fetcher.fetch(API, 'q', 'kept');
+    const discarded = new AbortController();
+    const second = fetcher.fetch(API, 'q', 'discarded', discarded.signal);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    discarded.abort();
+    answer();
+    await first;
+    await expect(second).rejects.toThrow(/abort/i);
+    expect(requested).toEqual(['kept']);
+    // Its slot is free again: the next fetch goes.
+    const third = fetcher.fetch(API, 'q', 'next');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    answer();
+    await third;
+    expect(requested).toEqual(['kept', 'next']);
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {
