@@ -36,6 +36,12 @@ export function mapAnswer(request: FetchRequest, answer: Answer): EnrichOutput {
     key: envelope.webhookId,
     value: buildDeadLetter(envelope, reason, message, 'enrich.fetch'),
   });
+  // Read no further than the limit: there is nothing to route, only the fact to report.
+  if (answer.overLimitBytes !== undefined)
+    return dead(
+      'output-too-large',
+      `${request.api} answered the full query (${answer.status}) with more than ${answer.overLimitBytes} bytes (INGEST_BODY_LIMIT); not read further`,
+    );
   if (answer.status < 200 || answer.status > 299) {
     // A GraphQL server may answer a 400 with a GraphQL body: its errors are the better reason.
     const parsed = parseBody(answer.body);

@@ -20,6 +20,11 @@ export interface FetchSettings {
   /** Requests in flight at most, all endpoints together. */
   readonly concurrency: number;
   readonly breaker: BreakerOptions;
+  /**
+   * The most of an answer's body read: past it the answer is given up (never held whole in memory).
+   * One record's answer is the size of a delivery, so the stage uses INGEST_BODY_LIMIT.
+   */
+  readonly maxAnswerBytes: number;
   /** The credentials header, when configured (its value is never logged). */
   readonly header?: { readonly name: string; readonly value: string } | undefined;
 }
@@ -27,7 +32,10 @@ export interface FetchSettings {
 /** An endpoint's answer: a status that is no weather (2xx, or a 4xx other than 401/403/408/429). */
 export interface Answer {
   readonly status: number;
+  /** Empty when the answer was larger than maxAnswerBytes. */
   readonly body: Buffer;
+  /** Set (to maxAnswerBytes) when the answer was larger: not read past it. */
+  readonly overLimitBytes?: number;
 }
 
 /**
@@ -59,6 +67,8 @@ interface Endpoint {
   readonly breaker: CircuitBreaker;
   /** What the last failed attempt met: said when the breaker refuses. */
   lastProblem: string;
+  /** The endpoint sent a Retry-After: said when the hold leaves no room. */
+  retryAfter: boolean;
 }
 
 /** Waiters for a slot, in order. */
@@ -112,6 +122,7 @@ export class Fetcher {
         limiter: new RateLimiter(this.settings.ratePerSecond, undefined, this.#now),
         breaker: new CircuitBreaker(this.settings.breaker, this.#now),
         lastProblem: 'no answer',
+        retryAfter: false,
       };
       this.#endpoints.set(origin, endpoint);
     }
@@ -123,15 +134,26 @@ export class Fetcher {
     return Object.fromEntries([...this.#endpoints].map(([origin, e]) => [origin, e.breaker.state]));
   }
 
-  /** POSTs `{query, variables: {id}}` to `api` and returns the answer, or throws EndpointUnavailableError. */
-  async fetch(api: string, query: string, id: string): Promise<Answer> {
+  /**
+   * POSTs `{query, variables: {id}}` to `api` and returns the answer, or throws EndpointUnavailableError.
+   * Once `signal` aborts (nobody will read the answer: its batch was given up), no further request is
+   * sent for it; one already in flight runs out, so a breaker probe still reports.
+   */
+  async fetch(api: string, query: string, id: string, signal?: AbortSignal): Promise<Answer> {
     const origin = new URL(api).origin;
     const endpoint = this.#endpoint(origin);
     // Refused at once while open: no slot taken, no request sent.
     if (endpoint.breaker.state === 'open') throw this.#open(origin, endpoint);
     await this.#slots.acquire();
     try {
-      return await this.#attempts(api, origin, endpoint, JSON.stringify({ query, variables: { id } }));
+      signal?.throwIfAborted();
+      return await this.#attempts(
+        api,
+        origin,
+        endpoint,
+        JSON.stringify({ query, variables: { id } }),
+        signal,
+      );
     } finally {
       this.#slots.release();
     }
@@ -144,7 +166,13 @@ export class Fetcher {
     return new EndpointUnavailableError(`${origin} is unavailable (${endpoint.lastProblem})${when}`);
   }
 
-  async #attempts(api: string, origin: string, endpoint: Endpoint, body: string): Promise<Answer> {
+  async #attempts(
+    api: string,
+    origin: string,
+    endpoint: Endpoint,
+    body: string,
+    signal: AbortSignal | undefined,
+  ): Promise<Answer> {
     const { timeoutMs, retries, budgetMs, backOff } = this.settings;
     const deadline = this.#now() + budgetMs;
     for (let attempt = 0; ; attempt++) {
@@ -153,25 +181,33 @@ export class Fetcher {
         endpoint.limiter.release();
         this.#instrument('enrich.request', { endpoint: origin, result: 'rate-limited' });
         throw new EndpointUnavailableError(
-          `${origin}: its rate limit (${this.settings.ratePerSecond}/s${endpoint.lastProblem.startsWith('429') ? ', and its 429 Retry-After' : ''}) leaves no room within the ${budgetMs} ms budget`,
+          `${origin}: its rate limit (${this.settings.ratePerSecond}/s${endpoint.retryAfter ? `, and its Retry-After after ${endpoint.lastProblem}` : ''}) leaves no room within the ${budgetMs} ms budget`,
           429,
         );
       }
       if (wait > 0) await this.#sleep(wait);
+      if (signal?.aborted) {
+        endpoint.limiter.release();
+        signal.throwIfAborted();
+      }
       if (!endpoint.breaker.tryAcquire()) throw this.#open(origin, endpoint);
       const startedAt = this.#now();
       const outcome = await this.#post(api, body, Math.max(1, Math.min(timeoutMs, deadline - startedAt)));
       this.#instrument('enrich.request.seconds', { endpoint: origin }, (this.#now() - startedAt) / 1000);
       if ('answer' in outcome) {
         endpoint.breaker.succeeded();
+        endpoint.retryAfter = false;
         this.#instrument('enrich.breaker', { endpoint: origin }, 0);
         this.#instrument('enrich.request', { endpoint: origin, result: 'answered' });
         return outcome.answer;
       }
       endpoint.lastProblem = outcome.problem;
       const throttled = outcome.status === 429;
-      if (throttled && outcome.retryAfterMs !== undefined)
+      // A 503's Retry-After as much as a 429's: the endpoint said when to come back, to every fetch.
+      if (outcome.retryAfterMs !== undefined) {
         endpoint.limiter.holdUntil(this.#now() + outcome.retryAfterMs);
+        endpoint.retryAfter = true;
+      }
       this.#instrument('enrich.request', { endpoint: origin, result: throttled ? 'throttled' : 'failed' });
       const waitMs = nextWaitMs(attempt + 1, backOff, outcome.retryAfterMs, this.#random);
       const probe = endpoint.breaker.state === 'half-open';
@@ -202,8 +238,9 @@ export class Fetcher {
     const { header } = this.settings;
     if (header !== undefined) headers[header.name] = header.value;
     let response: Response;
-    let bytes: Buffer;
+    let bytes: Buffer | undefined;
     try {
+      // The timeout covers the body too: an answer that trickles in byte by byte is cut off with it.
       response = await this.#fetch(api, {
         method: 'POST',
         headers,
@@ -211,7 +248,7 @@ export class Fetcher {
         redirect: 'error',
         signal: AbortSignal.timeout(timeoutMs),
       });
-      bytes = Buffer.from(await response.arrayBuffer());
+      bytes = await readAtMost(response, this.settings.maxAnswerBytes);
     } catch (error) {
       const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
       if (e.name === 'TimeoutError' || e.name === 'AbortError')
@@ -226,6 +263,30 @@ export class Fetcher {
         status,
         retryAfterMs: retryAfterMs(response.headers.get('retry-after'), this.#now()),
       };
+    if (bytes === undefined)
+      return { answer: { status, body: Buffer.alloc(0), overLimitBytes: this.settings.maxAnswerBytes } };
     return { answer: { status, body: bytes } };
+  }
+}
+
+/** The body, or undefined when it is longer than `limit` bytes (read no further, the rest cancelled). */
+async function readAtMost(response: Response, limit: number): Promise<Buffer | undefined> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > limit || response.body === null) {
+    await response.body?.cancel().catch(() => undefined);
+    return declared > limit ? undefined : Buffer.alloc(0);
+  }
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks, length);
+    length += value.byteLength;
+    if (length > limit) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
   }
 }

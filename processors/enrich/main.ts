@@ -47,6 +47,8 @@ export function fetchSettingsOf(config: Config): FetchSettings {
     ratePerSecond: config.ENRICH_RATE_LIMIT,
     concurrency: config.ENRICH_CONCURRENCY,
     breaker: { failures: config.ENRICH_BREAKER_FAILURES, cooldownMs: config.ENRICH_BREAKER_COOLDOWN },
+    // One record's answer is no larger than a delivery of it would be.
+    maxAnswerBytes: config.INGEST_BODY_LIMIT,
     header:
       credentials === undefined
         ? undefined

@@ -45,13 +45,13 @@ export function enrichTopology({
     return { name: sinkName, topic, copartitioned, serialize: (value) => serde.encode(schemaId, value) };
   };
 
-  async function read(message: SourceMessage): Promise<EnrichInput> {
+  async function read(message: SourceMessage, signal?: AbortSignal): Promise<EnrichInput> {
     if (message.value === null || message.key === null) return { skip: 'tombstone' };
     // Written by the router or this stage with the registry: a value that does not decode is a bug upstream.
     const event = await serde.decode<EnergySwitchEvent>(message.value);
     const decision = fetchDecision(event, policy);
     if ('skip' in decision) return decision;
-    const answer = await fetcher.fetch(decision.fetch, query, event.entityId);
+    const answer = await fetcher.fetch(decision.fetch, query, event.entityId, signal);
     const fetchedAt = now();
     const key = message.key.toString('utf8');
     const output = mapAnswer({ key, event, api: decision.fetch, query, fetchedAt }, answer);
@@ -60,6 +60,8 @@ export function enrichTopology({
 
   /** The current batch's reads, started together: `deserialize` takes its record's. */
   let ahead = new Map<string, Promise<EnrichInput>>();
+  /** Aborted when the next batch is read ahead: the reads of this one not taken are never taken. */
+  let batch = new AbortController();
   const positionOf = (m: SourceMessage) => `${m.partition}/${m.offset}`;
 
   return {
@@ -69,9 +71,14 @@ export function enrichTopology({
         topic: source,
         readAhead(messages) {
           // Reads of an earlier batch not taken were rewound: they are read again when fetched again.
+          // Those still waiting for a slot or a retry send nothing more: after an aborted batch they
+          // would hold the slots and the rate ahead of this batch's own reads, past the two rounds of
+          // ENRICH_RETRY_BUDGET a transaction is sized for.
+          batch.abort();
+          batch = new AbortController();
           ahead = new Map();
           for (const message of messages) {
-            const pending = read(message);
+            const pending = read(message, batch.signal);
             // Taken (and its failure handled) by deserialize, or dropped with the next batch.
             pending.catch(() => undefined);
             ahead.set(positionOf(message), pending);

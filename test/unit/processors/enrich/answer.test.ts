@@ -107,6 +107,14 @@ describe('mapAnswer', () => {
     );
   });
 
+  it('an answer larger than the stage reads is dead-lettered output-too-large, saying the limit', () => {
+    const output = mapAnswer(request, { status: 200, body: Buffer.alloc(0), overLimitBytes: 1_048_576 });
+    expect(output.topic).toBe('webhooks.dlq');
+    const dead = output.value as DeadLetter;
+    expect(dead).toMatchObject({ reason: 'output-too-large', stage: 'enrich.fetch' });
+    expect(dead.message).toMatch(/more than 1048576 bytes/);
+  });
+
   it('a dead letter keeps the answer wrapped as a delivery, which the router reads back alike', () => {
     const output = mapAnswer(request, answer(200, { errors: [{ message: 'boom' }], data: null }));
     const dead = output.value as DeadLetter;

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   EndpointUnavailableError,
@@ -15,6 +17,7 @@ const settings: FetchSettings = {
   concurrency: 4,
   breaker: { failures: 2, cooldownMs: 5_000 },
   header: { name: 'Authorization', value: 'Bearer s3cret' },
+  maxAnswerBytes: 1_048_576,
 };
 
 /** A fake endpoint answering from a script, on a fake clock that sleeps instantly. */
@@ -69,6 +72,41 @@ describe('Fetcher', () => {
     expect(fetcher.breakerStates()[new URL(API).origin]).toBe('closed');
   });
 
+  it("honours a 503's Retry-After for every request to that endpoint, not only the fetch that met it", async () => {
+    const { fetcher, calls } = harness((n) =>
+      n === 1 ? new Response('', { status: 503, headers: { 'retry-after': '30' } }) : ok(),
+    );
+    await fetcher.fetch(API, 'q', '1').catch(() => undefined);
+    // The endpoint asked for 30 s: another record's fetch within the budget sends nothing meanwhile.
+    await expect(fetcher.fetch(API, 'q', '2')).rejects.toThrow(/Retry-After/);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('reads an answer up to maxAnswerBytes and no further: a larger one comes back marked, its body empty', async () => {
+    const big = new Response(`{"data":{"x":"${'a'.repeat(10_000)}"}}`, { status: 200 });
+    const { fetcher } = harness(() => big, { maxAnswerBytes: 1_000 });
+    const answer = await fetcher.fetch(API, 'q', '1');
+    expect(answer).toMatchObject({ status: 200, overLimitBytes: 1_000 });
+    expect(answer.body.length).toBe(0);
+    expect(fetcher.breakerStates()[new URL(API).origin]).toBe('closed');
+  });
+
+  it('stops reading a long answer without a length at maxAnswerBytes', async () => {
+    // 4 MiB in 1 KiB chunks, no content-length: an endless stream would be cut off alike.
+    let sent = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += 1_024;
+        controller.enqueue(new Uint8Array(1_024).fill(32));
+        if (sent >= 4 * 1_048_576) controller.close();
+      },
+    });
+    const { fetcher } = harness(() => new Response(endless, { status: 200 }), { maxAnswerBytes: 64 * 1_024 });
+    const answer = await fetcher.fetch(API, 'q', '1');
+    expect(answer.overLimitBytes).toBe(64 * 1_024);
+    expect(sent).toBeLessThan(80 * 1_024);
+  });
+
   it('gives up within its budget as a transient error (status 503), and opens the breaker after enough of them', async () => {
     const { fetcher, calls } = harness(() =>
       Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }),
@@ -120,6 +158,57 @@ describe('Fetcher', () => {
     const second = await fetcher.fetch(API, 'q', '2').catch((e: unknown) => e);
     expect((second as EndpointUnavailableError).status).toBe(429);
     expect(calls).toHaveLength(1);
+  });
+
+  it('times out an answer that trickles in byte by byte: the timeout covers the body, not only the headers', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const drip = setInterval(() => res.write(' '), 20);
+      res.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/graphql`;
+      const fetcher = new Fetcher({ ...settings, timeoutMs: 200, retries: 0, budgetMs: 1_000 });
+      const startedAt = Date.now();
+      await expect(fetcher.fetch(url, 'q', '1')).rejects.toThrow(/no answer within 200 ms after 1 attempt/);
+      expect(Date.now() - startedAt).toBeLessThan(900);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('sends nothing more for a fetch whose signal aborted while it waited for a slot', async () => {
+    const requested: string[] = [];
+    let answer: () => void = () => undefined;
+    const fetcher = new Fetcher(
+      { ...settings, concurrency: 1 },
+      {
+        fetch: async (_url, init) => {
+          requested.push(JSON.parse(String(init!.body)).variables.id);
+          await new Promise<void>((resolve) => {
+            answer = resolve;
+          });
+          return ok();
+        },
+      },
+    );
+    const first = fetcher.fetch(API, 'q', 'kept');
+    const discarded = new AbortController();
+    const second = fetcher.fetch(API, 'q', 'discarded', discarded.signal);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    discarded.abort();
+    answer();
+    await first;
+    await expect(second).rejects.toThrow(/abort/i);
+    expect(requested).toEqual(['kept']);
+    // Its slot is free again: the next fetch goes.
+    const third = fetcher.fetch(API, 'q', 'next');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    answer();
+    await third;
+    expect(requested).toEqual(['kept', 'next']);
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {

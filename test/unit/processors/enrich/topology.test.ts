@@ -22,6 +22,7 @@ function fixtureEvent(file: string): { key: string; value: EnergySwitchEvent } {
 
 function setUp() {
   const asked: string[] = [];
+  const signals: (AbortSignal | undefined)[] = [];
   const full = storedDeliveries().find(({ delivery }) => delivery.file.includes('full'))!;
   const fullText = full.envelope.body.toString('utf8');
   const data = fullText.slice(fullText.indexOf('"data":') + 7, -1);
@@ -43,8 +44,9 @@ function setUp() {
     },
     query: FULL_ENERGY_SWITCH_QUERY,
     fetcher: {
-      fetch: async (api, _query, id) => {
+      fetch: async (api, _query, id, signal) => {
         asked.push(`${api} ${id}`);
+        signals.push(signal);
         return { status: 200, body: Buffer.from(`{"data":${data}}`) };
       },
     },
@@ -58,7 +60,7 @@ function setUp() {
     value: Buffer.from(JSON.stringify(event.value)),
     timestamp: event.value.receivedAt,
   });
-  return { topology, asked, message, driver: new TopologyTestDriver(topology) };
+  return { topology, asked, signals, message, driver: new TopologyTestDriver(topology) };
 }
 
 describe('the enrich topology', () => {
@@ -118,5 +120,15 @@ describe('the enrich topology', () => {
     expect(tableFields(state)?.postcode).toBe('SW1A 1AA');
     state = applyEvent(state, delivery('2026-11-20T12:30:00Z', 'NEW 2BB')).state;
     expect(tableFields(state)?.postcode).toBe('NEW 2BB');
+  });
+
+  it("reading the next batch ahead aborts the reads of the last one not taken (an aborted batch's leftovers)", async () => {
+    const { topology, signals, message } = setUp();
+    const source = topology.sources[0]!;
+    source.readAhead!([message(0, fixtureEvent('minimal'))]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    source.readAhead!([message(0, fixtureEvent('minimal'))]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(signals.map((s) => s?.aborted)).toEqual([true, false]);
   });
 });
