@@ -174,7 +174,7 @@ function describe(r: StepFigures): string {
   const failures = Object.entries(r.failures)
     .map(([k, v]) => `${k}×${v}`)
     .join(' ');
-  return `${fmt(r.throughput)}/s ok, p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms${failures ? `, ${failures}` : ''}${r.skipped ? `, skipped ${r.skipped}` : ''}`;
+  return `${fmt(r.throughput)}/s ok, p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms (left late p99 ${fmt(r.lateP99Ms, 1)} ms)${failures ? `, ${failures}` : ''}${r.skipped ? `, skipped ${r.skipped}` : ''}`;
 }
 
 // ---- the runs --------------------------------------------------------------------------------------
@@ -204,6 +204,28 @@ function startIngest(bench: BenchStack, prefix: string, port: number, opsPort: n
       ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
       : opts['ingest-node-flags'].split(' ').filter(Boolean),
   );
+}
+
+/**
+ * Where ingest's own thread stood still during a step, from its default metrics: the event loop's delay
+ * (prom-client resets its histogram at each scrape, so `after` covers the step) and the time V8's
+ * collector paused it. A request that arrives while the loop stands still waits in the socket before
+ * ingest's request-duration histogram starts counting it.
+ */
+function eventLoopStalls(before: string, after: string) {
+  const value = (text: string, name: string) =>
+    Number(new RegExp(`^hookledger_ingest_${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  const gcSum = (text: string, kind: string) =>
+    value(text, `nodejs_gc_duration_seconds_sum\\{kind="${kind}"\\}`);
+  const gcCount = (text: string, kind: string) =>
+    value(text, `nodejs_gc_duration_seconds_count\\{kind="${kind}"\\}`);
+  return {
+    delayP99Ms: value(after, 'nodejs_eventloop_lag_p99_seconds') * 1000,
+    delayMaxMs: value(after, 'nodejs_eventloop_lag_max_seconds') * 1000,
+    majorGcs: gcCount(after, 'major') - gcCount(before, 'major'),
+    majorGcMs: (gcSum(after, 'major') - gcSum(before, 'major')) * 1000,
+    minorGcMs: (gcSum(after, 'minor') - gcSum(before, 'minor')) * 1000,
+  };
 }
 
 /** The share of ingest's own 200s answered within `le` seconds between two scrapes of /metrics. */
@@ -251,7 +273,8 @@ async function benchHttp(bench: BenchStack, brokerPid: number | undefined, dir: 
       ms25: servedWithin(before, after, '0.025'),
       ms50: servedWithin(before, after, '0.05'),
     };
-    log(`ingest at half its max (${halfRate}/s): ${describe(half)}`);
+    const stalls = eventLoopStalls(before, after);
+    log(`ingest at half its max (${halfRate}/s): ${describe(half)}; ingest's ${JSON.stringify(stalls)}`);
     const batches = Number(/hookledger_ingest_produce_batch_records_count (\d+)/.exec(after)?.[1]);
     const records = Number(/hookledger_ingest_produce_batch_records_sum (\d+)/.exec(after)?.[1]);
     return {
@@ -260,6 +283,7 @@ async function benchHttp(bench: BenchStack, brokerPid: number | undefined, dir: 
         max,
         half,
         serverWithin,
+        stalls,
         peakRssMiB: rssMiB(ingestChild.pid, 'VmHWM'),
         meanBatch: records / batches,
       },
@@ -388,6 +412,7 @@ async function main(): Promise<void> {
       `- Ingest reached ${fmt(ingest.max)}/s = ${fmt(ingest.max / bare.max, 2)}× the bare route's ${fmt(bare.max)}/s (target ≥ 0.9×): **${reachesTarget ? 'met' : 'not met'}**. Kafka alone (b) takes ${fmt(perf.recordsPerSec)}/s.`,
       `- At half its max (${fmt(ingest.half.offeredRate)}/s offered): p50 ${fmt(ingest.half.p50Ms, 1)} ms, p99 ${fmt(ingest.half.p99Ms, 1)} ms (target ≤ 25 ms): **${p99Ok ? 'met' : 'not met'}**; ingest CPU ${fmt(ingest.half.cpuUsPerRequest)} µs/request, broker CPU ${fmt(ingest.half.brokerCpuUsPerRequest)} µs/request.`,
       `  Measured inside ingest (its request-duration histogram, so without the load generator's own queueing): ${fmt(100 * ingest.serverWithin.ms25, 2)} % of the 200s within 25 ms, ${fmt(100 * ingest.serverWithin.ms50, 2)} % within 50 ms.`,
+      `  Ingest's thread during that step: event-loop delay p99 ${fmt(ingest.stalls.delayP99Ms, 1)} ms, max ${fmt(ingest.stalls.delayMaxMs, 1)} ms; ${fmt(ingest.stalls.majorGcs)} full collections pausing it ${fmt(ingest.stalls.majorGcMs)} ms, scavenges ${fmt(ingest.stalls.minorGcMs)} ms; the load generator sent its p99 request ${fmt(ingest.half.lateP99Ms, 1)} ms late (counted in the p99 above: the open loop's latency starts at the schedule).`,
       '',
       '### Ingest, by offered rate',
       '',
