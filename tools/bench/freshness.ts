@@ -168,7 +168,6 @@ async function runTrial(
     const total = RATE * seconds;
     const deliveries = Array.from({ length: total }, (_, n) => delivery(n, run));
     const loadBefore = loadavg()[0]!.toFixed(1);
-    const started = Date.now();
     log(`${total} deliveries at ${RATE}/s, commit interval ${interval ?? 'the default'}…`);
     const http = await runStep({ host: '127.0.0.1', port: ingestPort }, deliveries, {
       offeredRate: RATE,
@@ -183,6 +182,7 @@ async function runTrial(
     const loadAfter = loadavg()[0]!.toFixed(1);
 
     // Each delivery left on schedule: n / RATE seconds after the start (runStep's open loop).
+    const started = http.startedAt;
     const latencies: number[] = [];
     for (let n = WARMUP_S * RATE; n < total; n++) {
       const seen = watcher.seenAt.get(`wh_fresh_${run}_${n}`);

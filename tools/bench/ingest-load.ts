@@ -25,6 +25,8 @@ export interface LoadResult {
    * core. Its latency counts from the schedule (open loop), so this part of p99Ms is the generator's.
    */
   lateP99Ms: number;
+  /** When the schedule began (Date.now()): request n was due n / offeredRate seconds after it. */
+  startedAt: number;
 }
 
 export interface Delivery {
@@ -60,7 +62,15 @@ export async function runStep(
   maxOutstanding = 4_000,
 ): Promise<LoadResult> {
   const pool = new RawHttpPool(target, 256);
-  const requests = deliveries.map((d) => requestBytes(target.host, d.path, d.headers, d.body));
+  // Each request's bytes are built when it first leaves, so the schedule starts at once (a caller such as
+  // bench:freshness counts from the moment it called) however many deliveries there are.
+  const requests: Array<Buffer | undefined> = new Array(deliveries.length);
+  const bytesOf = (index: number): Buffer => {
+    const at = index % deliveries.length;
+    const delivery = deliveries[at]!;
+    requests[at] ??= requestBytes(target.host, delivery.path, delivery.headers, delivery.body);
+    return requests[at];
+  };
   const total = Math.round(step.offeredRate * step.durationS);
   const latencies = new Float64Array(total);
   const lateness = new Float64Array(total);
@@ -72,6 +82,7 @@ export async function runStep(
   let outstanding = 0;
   let lastAnswer = 0;
   const started = performance.now();
+  const startedAt = Date.now();
 
   await new Promise<void>((resolve) => {
     const fire = (index: number, scheduledAt: number) => {
@@ -83,7 +94,7 @@ export async function runStep(
       lateness[sent] = performance.now() - scheduledAt;
       outstanding++;
       sent++;
-      pool.send(requests[index % requests.length]!, (outcome) => {
+      pool.send(bytesOf(index), (outcome) => {
         const now = performance.now();
         lastAnswer = now;
         if (outcome === 200) latencies[ok++] = now - scheduledAt;
@@ -119,5 +130,6 @@ export async function runStep(
     p99Ms: percentile(sorted, 99),
     maxMs: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
     lateP99Ms: percentile(lateness.slice(0, sent).sort(), 99),
+    startedAt,
   };
 }

@@ -1,8 +1,8 @@
 // The load generator's HTTP client: keep-alive connections that write prebuilt request bytes and read
-// back only what a benchmark needs (the status, the end of the answer). node:http's client cost about
-// 45 µs of CPU a request at 4,000/s on this project's 2-core machines, more than the bare Fastify route
-// it measured (27 µs), and that CPU came out of the cores the server under test shares; this costs a
-// fraction of it (docs/benchmarks.md, "The load generator's own cost").
+// back only what a benchmark needs (the status, the end of the answer). node:http's client cost 35-82 µs
+// of CPU a request on this project's 2-core machines, more than the bare Fastify route it measured
+// (22-52 µs), and that CPU came out of the cores the server under test shares; this costs about half
+// (docs/benchmarks.md, "The load generator's own cost").
 import { connect, type Socket } from 'node:net';
 
 /** A request as bytes, written to a connection as is: its request line, headers and body. */

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runStep, signedDelivery } from '../../../tools/bench/ingest-load.js';
 import { answerEnd, type Outcome, RawHttpPool, requestBytes } from '../../../tools/bench/raw-http-pool.js';
 
 const servers: Server[] = [];
@@ -111,5 +112,25 @@ describe('RawHttpPool', () => {
     await new Promise((r) => setTimeout(r, 50));
     pool.close();
     expect(await both).toEqual(['error', 'error']);
+  });
+});
+
+describe('runStep (the open-loop load over the pool)', () => {
+  it('sends request n no earlier than startedAt + n / rate, and counts each answer', async () => {
+    const arrivals = new Map<number, number>();
+    const target = await server((path, _body, res) => {
+      arrivals.set(Number(path.split('/').pop()), Date.now());
+      res.writeHead(path.endsWith('/7') ? 500 : 200).end();
+    });
+    const deliveries = Array.from({ length: 40 }, (_, n) =>
+      signedDelivery(`/webhooks/${n}`, Buffer.from('{}'), 'k'),
+    );
+    const result = await runStep(target, deliveries, { offeredRate: 200, durationS: 0.2 });
+    expect(result).toMatchObject({ sent: 40, ok: 39, failures: { '500': 1 }, skipped: 0 });
+    expect(arrivals.size).toBe(40);
+    // bench:freshness counts each delivery's latency from startedAt + n / rate: none may leave before it.
+    for (const [n, at] of arrivals)
+      expect(at).toBeGreaterThanOrEqual(result.startedAt + (n * 1000) / 200 - 5);
+    expect(result.p99Ms).toBeGreaterThan(0);
   });
 });
