@@ -21,6 +21,7 @@ import { RecordProcessing } from './record-processing.js';
 import { restoreTasks } from './restore.js';
 import { RestoreOrchestrator, type RestoreTasks } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext, seekTask } from './runner-context.js';
+import { SizeLimits } from './size-limits.js';
 import { librdkafkaStandbyConsumer } from './standby-consumer.js';
 import { type CreateStandbyConsumer, StandbyFollower, type StandbyLag } from './standby-follower.js';
 import { StateDirs } from './state-dirs.js';
@@ -258,10 +259,13 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     else log.debug({ err: error }, 'consumer error (librdkafka retries by itself)');
   });
 
-  const limits = await clients.maxMessageBytes([
-    ...new Set([...topology.sinks.map((s) => s.topic), ...changelogTopics]),
-  ]);
-  const maxMessageBytes = Math.max(...limits.values());
+  const limitTopics = [...new Set([...topology.sinks.map((s) => s.topic), ...changelogTopics])];
+  const limits = new SizeLimits(
+    await clients.maxMessageBytes(limitTopics),
+    () => clients.maxMessageBytes(limitTopics),
+    log,
+  );
+  const maxMessageBytes = Math.max(...limits.byTopic.values());
   const cycle = new TransactionCycle<V>(context, {
     newProducer: () => clients.newProducer(maxMessageBytes),
     memberId,
@@ -279,7 +283,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     retryInitialMs: restoreRetryInitialMs,
     retryMaxMs: restoreRetryMaxMs,
   });
-  const processing = new RecordProcessing<V>(topology, limits, cycle, deadLetterAfterMs);
+  const processing = new RecordProcessing<V>(topology, limits.byTopic, cycle, deadLetterAfterMs);
   const readsAhead = topology.sources.some((s) => s.readAhead !== undefined);
   // Started here, it waits for the first assignment before it follows anything.
   const standby =
@@ -458,6 +462,9 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
           context.stop(refused);
           break;
         }
+        // A topic's limit may have been lowered since it was read: the broker's refusal reaches this loop
+        // only as an aborted transaction, so any failure reads the limits again (size-limits.ts).
+        limits.refreshSoon();
         const { attempts, givingUp } = processing.blame(error);
         if (attempts > 0)
           log.warn(
@@ -480,6 +487,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     // From now on an assignment (of the consumer's close, or after it) makes no task.
     joinedRebalances.finish();
     await consumer.disconnect(10_000);
+    await limits.settled();
     await cycle.close();
     await standby?.close();
     await stateDirs?.closeAll();
@@ -495,6 +503,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     // rejoining-app.ts): the producer may be open (it fenced its predecessor), the standby follower runs.
     joinedRebalances.finish();
     await consumer.disconnect(10_000);
+    await limits.settled();
     await cycle.close();
     await standby?.close();
     await stateDirs?.closeAll();

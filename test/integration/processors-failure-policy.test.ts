@@ -1,5 +1,7 @@
 // The stream kit's failure policy on a real broker: a delivery the router throws on is dead-lettered as
 // processor-error and its partition goes on; a backlog bigger than one fetch that all fails is no crash.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { route } from '../../processors/dedupe-router/route.js';
@@ -11,6 +13,15 @@ import { type Routing, startRouterWithRoute } from './router-with-route.js';
 
 /** Each test fails on its own, naming what it waited for, within this. */
 const STEP_TIMEOUT_MS = 60_000;
+
+/** Changes a topic's config as an operator would, with Kafka's own kafka-configs tool. */
+async function alterTopicConfig(harness: ProcessorsHarness, topic: string, config: string): Promise<void> {
+  await promisify(execFile)(process.execPath, [
+    'tools/cli/hookledger.js',
+    ...['stack', 'kafka-tool', 'configs', '--bootstrap-server', harness.stack.brokers.join(',')],
+    ...['--alter', '--entity-type', 'topics', '--entity-name', topic, '--add-config', config],
+  ]);
+}
 
 const startRouter = (harness: ProcessorsHarness, decide: Routing) =>
   startRouterWithRoute(harness, decide, { clientId: 'it-failure-policy', instanceId: 'it-failure-policy' });
@@ -45,6 +56,38 @@ describe('the stream kit’s failure policy', () => {
     expect(unique).toHaveLength(load.ids.length - 1);
     expect(app.failure()).toBeUndefined();
   }, 120_000);
+
+  it('reads the size limits again when the broker refuses a record for its size, and dead-letters only that record', async () => {
+    const harness = new ProcessorsHarness(testStack(), randomPrefix('shrunk'), 1);
+    await harness.setUp();
+    const app = await startRouter(harness, route);
+    apps.push(app);
+    const before = generateLoad({ ids: 10, retries: 0, run: 'before' });
+    await harness.produceRaw(before.envelopes);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+
+    // An operator lowers webhooks.unique's max.message.bytes while the router runs: the limits it read at
+    // its start no longer hold, so the broker refuses the large record at the commit. Before, the batch
+    // was aborted and retried with the same stale limit for ever (the partition stalled).
+    await alterTopicConfig(harness, harness.names.unique, 'max.message.bytes=100000');
+    const after = generateLoad({ ids: 10, retries: 0, run: 'after' });
+    const template = after.envelopes[3]!;
+    const body = JSON.parse(template.body.toString());
+    body.webhook.id = 'wh-big';
+    const big = {
+      ...template,
+      webhookId: 'wh-big',
+      body: Buffer.from(JSON.stringify({ ...body, padding: 'x'.repeat(150_000) })),
+    };
+    await harness.produceRaw([...after.envelopes.slice(0, 5), big, ...after.envelopes.slice(5)]);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+
+    const dlq = await harness.read<{ reason: string; webhookId: string }>(harness.names.dlq);
+    expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason])).toEqual([['wh-big', 'output-too-large']]);
+    const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
+    expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...before.ids, ...after.ids].sort());
+    expect(app.failure()).toBeUndefined();
+  }, 180_000);
 
   it('survives a backlog larger than one fetch that all dead-letters', async () => {
     const harness = new ProcessorsHarness(testStack(), randomPrefix('all-fail'), 2);

@@ -1,0 +1,68 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { SizeLimits } from '../../../runtime/streams/size-limits.js';
+
+const silent = pino({ level: 'silent' });
+
+describe('SizeLimits', () => {
+  it('reads the limits again after a failure and updates them in place', async () => {
+    let reads = 0;
+    const limits = new SizeLimits(
+      new Map([['out', 1_048_588]]),
+      async () => {
+        reads++;
+        return new Map([['out', 100_000]]);
+      },
+      silent,
+    );
+    const byTopic = limits.byTopic;
+    limits.refreshSoon();
+    await limits.settled();
+    expect(reads).toBe(1);
+    expect(byTopic.get('out')).toBe(100_000);
+    expect(limits.byTopic).toBe(byTopic);
+  });
+
+  it('reads at most once per interval, and once at a time, however often batches fail', async () => {
+    let clock = 0;
+    let reads = 0;
+    let answer: () => void = () => {};
+    const limits = new SizeLimits(
+      new Map([['out', 10]]),
+      () => {
+        reads++;
+        return new Promise((resolve) => {
+          answer = () => resolve(new Map([['out', 10]]));
+        });
+      },
+      silent,
+      30_000,
+      () => clock,
+    );
+    limits.refreshSoon();
+    limits.refreshSoon(); // still reading: no second read
+    clock = 10_000;
+    answer();
+    await limits.settled();
+    expect(reads).toBe(1);
+    clock = 20_000;
+    limits.refreshSoon(); // 20 s after the last read began
+    expect(reads).toBe(1);
+    clock = 30_001;
+    limits.refreshSoon();
+    answer();
+    await limits.settled();
+    expect(reads).toBe(2);
+  });
+
+  it('keeps the limits when they cannot be read', async () => {
+    const limits = new SizeLimits(
+      new Map([['out', 500]]),
+      () => Promise.reject(new Error('broker away')),
+      silent,
+    );
+    limits.refreshSoon();
+    await expect(limits.settled()).resolves.toBeUndefined();
+    expect(limits.byTopic.get('out')).toBe(500);
+  });
+});
