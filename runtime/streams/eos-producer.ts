@@ -19,6 +19,21 @@ export interface EosProducerOptions {
   transactionTimeoutMs: number;
   /** The largest record any sink topic accepts (librdkafka refuses larger ones before sending). */
   maxMessageBytes: number;
+  /**
+   * The smallest max.message.bytes of the topics it writes: the broker applies a topic's limit to a whole
+   * batch of records and librdkafka does not split a batch it refuses, so batches stay under it.
+   */
+  smallestTopicLimit?: number;
+}
+
+/** librdkafka's default batch.size; a batch also carries a header and framing, hence the margin below. */
+const DEFAULT_BATCH_BYTES = 1_000_000;
+const BATCH_MARGIN_BYTES = 512;
+
+/** The producer's batch.size: librdkafka's default, or less when a topic takes smaller batches. */
+export function batchBytesFor(smallestTopicLimit: number | undefined): number {
+  if (smallestTopicLimit === undefined) return DEFAULT_BATCH_BYTES;
+  return Math.max(1, Math.min(DEFAULT_BATCH_BYTES, smallestTopicLimit - BATCH_MARGIN_BYTES));
 }
 
 export interface OutRecord {
@@ -52,7 +67,8 @@ export class EosProducer {
 
   /** Connects and initialises transactions: fences any previous producer of our id, aborts its open transaction. */
   async open(): Promise<void> {
-    const { settings, transactionalId, transactionTimeoutMs, maxMessageBytes } = this.options;
+    const { settings, transactionalId, transactionTimeoutMs, maxMessageBytes, smallestTopicLimit } =
+      this.options;
     const producer = createProducer(
       settings,
       {
@@ -68,6 +84,7 @@ export class EosProducer {
         // with the router's events/s no lower under load (docs/benchmarks.md, the linger's A/B).
         'linger.ms': 5,
         'message.max.bytes': Math.max(1_000_000, maxMessageBytes + 1_024),
+        'batch.size': batchBytesFor(smallestTopicLimit),
       } as never,
       'eos-producer',
     );

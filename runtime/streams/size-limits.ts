@@ -37,6 +37,11 @@ export class SizeLimits {
     });
   }
 
+  /** The smallest limit of all the topics: what the producer's batches must stay under. */
+  smallest(): number | undefined {
+    return this.byTopic.size === 0 ? undefined : Math.min(...this.byTopic.values());
+  }
+
   /** Settles once a read under way has (a stage waits for it before it closes its clients). */
   async settled(): Promise<void> {
     await this.#refreshing;
@@ -45,13 +50,20 @@ export class SizeLimits {
   async #refresh(): Promise<void> {
     try {
       const fresh = await this.read();
+      const smallestBefore = this.smallest();
       for (const [topic, bytes] of fresh) {
         const before = this.byTopic.get(topic);
         if (before === bytes) continue;
         this.byTopic.set(topic, bytes);
+        // The producer's batches were sized for the old limit (eos-producer.ts): a lower one than that
+        // takes effect for batches only with the next producer, i.e. a restart of the stage.
+        const batches =
+          smallestBefore !== undefined && bytes < smallestBefore
+            ? '; batches of smaller records follow it once the stage restarts'
+            : '';
         this.log.warn(
           { topic, maxMessageBytes: bytes, before },
-          `${topic} now takes records of up to ${bytes} bytes (${before ?? 'unknown'} before); outputs are checked against it`,
+          `${topic} now takes records of up to ${bytes} bytes (${before ?? 'unknown'} before); outputs are checked against it${batches}`,
         );
       }
     } catch (error) {

@@ -87,7 +87,8 @@ export interface StreamProducer {
 export interface StreamClients {
   consumer: StreamConsumer;
   /** A new transactional producer, not open yet. */
-  newProducer(maxMessageBytes: number): StreamProducer;
+  /** A producer for records up to the largest limit, in batches under the smallest (eos-producer.ts). */
+  newProducer(maxMessageBytes: number, smallestTopicLimit?: number): StreamProducer;
   /** The largest record each topic accepts (its max.message.bytes, broker default included). */
   maxMessageBytes(topics: readonly string[]): Promise<Map<string, number>>;
 }
@@ -190,12 +191,13 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
 
   return {
     consumer,
-    newProducer: (maxMessageBytes) => {
+    newProducer: (maxMessageBytes, smallestTopicLimit) => {
       const eos = new EosProducer({
         settings,
         transactionalId: memberId,
         transactionTimeoutMs,
         maxMessageBytes,
+        smallestTopicLimit,
       });
       return {
         get inTransaction() {

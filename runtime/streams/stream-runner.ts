@@ -267,7 +267,8 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
   );
   const maxMessageBytes = Math.max(...limits.byTopic.values());
   const cycle = new TransactionCycle<V>(context, {
-    newProducer: () => clients.newProducer(maxMessageBytes),
+    // Each producer (the first, or one replacing a fenced one) batches under the smallest limit known then.
+    newProducer: () => clients.newProducer(maxMessageBytes, limits.smallest()),
     memberId,
     instanceId,
     transactionTimeoutMs,

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { route } from '../../processors/dedupe-router/route.js';
 import type { StreamApp } from '../../runtime/streams/stream-runner.js';
+import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { testStack } from '../helpers/stack.js';
 import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
@@ -21,6 +22,17 @@ async function alterTopicConfig(harness: ProcessorsHarness, topic: string, confi
     ...['stack', 'kafka-tool', 'configs', '--bootstrap-server', harness.stack.brokers.join(',')],
     ...['--alter', '--entity-type', 'topics', '--entity-name', topic, '--add-config', config],
   ]);
+}
+
+/** A delivery like `template` under another id, with `bytes` of padding: its outputs are that much larger. */
+function padded(template: RawEnvelope, id: string, bytes: number): RawEnvelope {
+  const body = JSON.parse(template.body.toString());
+  body.webhook.id = id;
+  return {
+    ...template,
+    webhookId: id,
+    body: Buffer.from(JSON.stringify({ ...body, padding: 'x'.repeat(bytes) })),
+  };
 }
 
 const startRouter = (harness: ProcessorsHarness, decide: Routing) =>
@@ -71,14 +83,7 @@ describe('the stream kit’s failure policy', () => {
     // was aborted and retried with the same stale limit for ever (the partition stalled).
     await alterTopicConfig(harness, harness.names.unique, 'max.message.bytes=100000');
     const after = generateLoad({ ids: 10, retries: 0, run: 'after' });
-    const template = after.envelopes[3]!;
-    const body = JSON.parse(template.body.toString());
-    body.webhook.id = 'wh-big';
-    const big = {
-      ...template,
-      webhookId: 'wh-big',
-      body: Buffer.from(JSON.stringify({ ...body, padding: 'x'.repeat(150_000) })),
-    };
+    const big = padded(after.envelopes[3]!, 'wh-big', 150_000);
     await harness.produceRaw([...after.envelopes.slice(0, 5), big, ...after.envelopes.slice(5)]);
     await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
 
@@ -86,6 +91,26 @@ describe('the stream kit’s failure policy', () => {
     expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason])).toEqual([['wh-big', 'output-too-large']]);
     const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
     expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...before.ids, ...after.ids].sort());
+    expect(app.failure()).toBeUndefined();
+  }, 180_000);
+
+  it('keeps its batches under a small max.message.bytes set before it started', async () => {
+    const harness = new ProcessorsHarness(testStack(), randomPrefix('small'), 1);
+    await harness.setUp();
+    // The broker applies a topic's limit to a whole batch, and librdkafka does not split a batch it
+    // refuses: with its default batch size (1 MB) a few small records to this topic stalled the router.
+    await alterTopicConfig(harness, harness.names.unique, 'max.message.bytes=4000');
+    const load = generateLoad({ ids: 30, retries: 0 });
+    const over = padded(load.envelopes[0]!, 'wh-over', 8_000);
+    await harness.produceRaw([...load.envelopes, over]);
+    const app = await startRouter(harness, route);
+    apps.push(app);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+
+    const dlq = await harness.read<{ reason: string; webhookId: string }>(harness.names.dlq);
+    expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason])).toEqual([['wh-over', 'output-too-large']]);
+    const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
+    expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...load.ids].sort());
     expect(app.failure()).toBeUndefined();
   }, 180_000);
 

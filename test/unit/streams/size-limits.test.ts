@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { batchBytesFor } from '../../../runtime/streams/eos-producer.js';
 import { SizeLimits } from '../../../runtime/streams/size-limits.js';
 
 const silent = pino({ level: 'silent' });
@@ -64,5 +65,30 @@ describe('SizeLimits', () => {
     limits.refreshSoon();
     await expect(limits.settled()).resolves.toBeUndefined();
     expect(limits.byTopic.get('out')).toBe(500);
+  });
+});
+
+describe('the producer’s batches', () => {
+  it('stay under the smallest topic limit, with room for a batch’s framing', () => {
+    expect(batchBytesFor(undefined)).toBe(1_000_000);
+    expect(batchBytesFor(1_048_588)).toBe(1_000_000);
+    expect(batchBytesFor(100_000)).toBe(99_488);
+    expect(batchBytesFor(4_000)).toBe(3_488);
+  });
+
+  it('follow the smallest limit read', async () => {
+    const limits = new SizeLimits(
+      new Map([
+        ['a', 1_048_588],
+        ['b', 200_000],
+      ]),
+      async () => new Map([['a', 50_000]]),
+      silent,
+    );
+    expect(limits.smallest()).toBe(200_000);
+    limits.refreshSoon();
+    await limits.settled();
+    expect(limits.smallest()).toBe(50_000);
+    expect(new SizeLimits(new Map(), async () => new Map(), silent).smallest()).toBeUndefined();
   });
 });
