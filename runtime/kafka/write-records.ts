@@ -1,6 +1,8 @@
 // Producing records and knowing each one landed: every record carries its own delivery callback (as
 // librdkafka's opaque), so a caller awaits exactly its records, acknowledged with acks=all.
 import type { Producer } from '@confluentinc/kafka-javascript';
+import { withAdmin } from './admin.js';
+import { batchBytesFor } from './batch-size.js';
 import {
   connect,
   createProducer,
@@ -71,14 +73,33 @@ export interface RecordWriter {
   close(): Promise<void>;
 }
 
-/** Opens an idempotent producer (acks=all) for `topic`. */
+/**
+ * The topic's max.message.bytes, or undefined when it cannot be read (a principal without DescribeConfigs):
+ * the writer then batches as librdkafka does by default, which fits the broker's default limit.
+ */
+async function topicLimit(settings: KafkaSettings, topic: string): Promise<number | undefined> {
+  try {
+    const configs = await withAdmin(settings, (admin) => admin.topicConfigs([topic]));
+    const value = Number(configs.get(topic)?.['max.message.bytes']);
+    return Number.isFinite(value) && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Opens an idempotent producer (acks=all) for `topic`, its batches under the topic's limit (batch-size.ts). */
 export async function openWriter(
   settings: KafkaSettings,
   topic: string,
   component = 'writer',
 ): Promise<RecordWriter> {
+  const batchBytes = batchBytesFor(await topicLimit(settings, topic));
   const producer = await connect(
-    createProducer(settings, { 'enable.idempotence': true, acks: -1, 'linger.ms': 5 }, component),
+    createProducer(
+      settings,
+      { 'enable.idempotence': true, acks: -1, 'linger.ms': 5, 'batch.size': batchBytes },
+      component,
+    ),
   );
   routeDeliveryReports(producer);
   producer.setPollInBackground(true);

@@ -2,6 +2,7 @@
 // `<appId>-<instanceId>`, its transactions begun lazily, offsets sent with the consumer's group
 // metadata so a zombie's commit is refused by the group coordinator.
 import type { KafkaConsumer, MessageHeader, Producer } from '@confluentinc/kafka-javascript';
+import { batchBytesFor } from '../kafka/batch-size.js';
 import {
   call,
   connect,
@@ -20,20 +21,9 @@ export interface EosProducerOptions {
   /** The largest record any sink topic accepts (librdkafka refuses larger ones before sending). */
   maxMessageBytes: number;
   /**
-   * The smallest max.message.bytes of the topics it writes: the broker applies a topic's limit to a whole
-   * batch of records and librdkafka does not split a batch it refuses, so batches stay under it.
+   * The smallest max.message.bytes of the topics it writes: its batches stay under it (batch-size.ts).
    */
   smallestTopicLimit?: number;
-}
-
-/** librdkafka's default batch.size; a batch also carries a header and framing, hence the margin below. */
-const DEFAULT_BATCH_BYTES = 1_000_000;
-const BATCH_MARGIN_BYTES = 512;
-
-/** The producer's batch.size: librdkafka's default, or less when a topic takes smaller batches. */
-export function batchBytesFor(smallestTopicLimit: number | undefined): number {
-  if (smallestTopicLimit === undefined) return DEFAULT_BATCH_BYTES;
-  return Math.max(1, Math.min(DEFAULT_BATCH_BYTES, smallestTopicLimit - BATCH_MARGIN_BYTES));
 }
 
 export interface OutRecord {

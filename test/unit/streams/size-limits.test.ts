@@ -1,6 +1,5 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { batchBytesFor } from '../../../runtime/streams/eos-producer.js';
 import { SizeLimits } from '../../../runtime/streams/size-limits.js';
 
 const silent = pino({ level: 'silent' });
@@ -69,13 +68,6 @@ describe('SizeLimits', () => {
 });
 
 describe('the producer’s batches', () => {
-  it('stay under the smallest topic limit, with room for a batch’s framing', () => {
-    expect(batchBytesFor(undefined)).toBe(1_000_000);
-    expect(batchBytesFor(1_048_588)).toBe(1_000_000);
-    expect(batchBytesFor(100_000)).toBe(99_488);
-    expect(batchBytesFor(4_000)).toBe(3_488);
-  });
-
   it('follow the smallest limit read', async () => {
     const limits = new SizeLimits(
       new Map([
