@@ -13,3 +13,9 @@ export function batchBytesFor(smallestTopicLimit: number | undefined): number {
   if (smallestTopicLimit === undefined) return DEFAULT_BATCH_BYTES;
   return Math.max(1, Math.min(DEFAULT_BATCH_BYTES, smallestTopicLimit - BATCH_MARGIN_BYTES));
 }
+
+/** A topic's max.message.bytes from its described configs, or undefined when absent or not a size. */
+export function maxMessageBytesOf(configs: Readonly<Record<string, string>> | undefined): number | undefined {
+  const value = Number(configs?.['max.message.bytes']);
+  return Number.isFinite(value) && value > 0 ? value : undefined;
+}

@@ -2,7 +2,7 @@
 // librdkafka's opaque), so a caller awaits exactly its records, acknowledged with acks=all.
 import type { Producer } from '@confluentinc/kafka-javascript';
 import { withAdmin } from './admin.js';
-import { batchBytesFor } from './batch-size.js';
+import { batchBytesFor, maxMessageBytesOf } from './batch-size.js';
 import {
   connect,
   createProducer,
@@ -80,8 +80,7 @@ export interface RecordWriter {
 async function topicLimit(settings: KafkaSettings, topic: string): Promise<number | undefined> {
   try {
     const configs = await withAdmin(settings, (admin) => admin.topicConfigs([topic]));
-    const value = Number(configs.get(topic)?.['max.message.bytes']);
-    return Number.isFinite(value) && value > 0 ? value : undefined;
+    return maxMessageBytesOf(configs.get(topic));
   } catch {
     return undefined;
   }

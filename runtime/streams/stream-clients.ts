@@ -3,6 +3,7 @@
 // read_committed consumer and the instance's transactional producer (eos-producer.ts).
 import type { MessageHeader } from '@confluentinc/kafka-javascript';
 import { withAdmin } from '../kafka/admin.js';
+import { maxMessageBytesOf } from '../kafka/batch-size.js';
 import {
   call,
   connect,
@@ -220,8 +221,7 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
       });
       const limits = new Map<string, number>();
       for (const topic of topics) {
-        const value = Number(configs.get(topic)?.['max.message.bytes']);
-        limits.set(topic, Number.isFinite(value) && value > 0 ? value : 1_048_588);
+        limits.set(topic, maxMessageBytesOf(configs.get(topic)) ?? 1_048_588);
       }
       return limits;
     },

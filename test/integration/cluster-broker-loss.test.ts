@@ -7,10 +7,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signBody } from '../../ingest/webhooks/signature.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { loadConfig } from '../../runtime/config.js';
 import { topicStates, withAdmin } from '../../runtime/kafka/admin.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
@@ -19,7 +18,7 @@ import { setUpTopics } from '../../tools/cli/commands/topics.js';
 import { actOnKafkaIn, type Stack, startStack } from '../../tools/stack/index.js';
 import { testSettings } from '../helpers/rdkafka-io.js';
 import { type IngestUnderTest, randomPrefix, readRaw, runIngest } from './ingest-harness.js';
-import { expectExactlyOnce, ProcessorsHarness, quietLogger } from './processors-harness.js';
+import { expectExactlyOnce, ProcessorsHarness } from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
 
 const KEY = 'cluster-key-0123456789abcdef0123456789';
@@ -235,13 +234,7 @@ describe('a 3-broker cluster losing a broker', () => {
       const load = generateLoad({ ids: 4_000, retries: 2_000, shuffle: true });
       const stages: RunningStage[] = [];
       try {
-        stages.push(
-          await startDedupeRouter({
-            config: harness.config(),
-            logger: quietLogger(),
-            registry: new Registry(),
-          }),
-        );
+        stages.push(await harness.startRouter());
         const appId = dedupeRouterAppId(harness.prefix);
         const coordinator = await transactionCoordinator(cluster.brokers, `${appId}-cluster-test`);
         // The load arrives over time, so the router is mid-stream, transactions open, when its

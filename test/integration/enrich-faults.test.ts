@@ -3,15 +3,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EnergySwitchEvent } from '../../processors/dedupe-router/entity-event.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { enrichAppId } from '../../processors/enrich/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { testStack } from '../helpers/stack.js';
 import { envelopeFor } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 
 const MINIMAL_QUERY =
   'query EnergySwitch($id: ID!) { getEnergySwitch(id: $id) { __typename ... on EnergySwitch { id date } } }';
@@ -51,9 +50,7 @@ describe('the enrich stage under faults', () => {
 
     const harness = new ProcessorsHarness(testStack(), randomPrefix('enrich-kill'), 3);
     await harness.setUp();
-    stages.push(
-      await startDedupeRouter({ config: harness.config(), logger: quietLogger(), registry: new Registry() }),
-    );
+    stages.push(await harness.startRouter());
     await harness.produceRaw(
       Array.from({ length: SWITCHES }, (_, i) =>
         envelopeFor(

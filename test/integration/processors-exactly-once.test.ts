@@ -1,11 +1,10 @@
 // Exactly once in webhooks.unique and the entity streams under retries, re-serialized duplicates and
 // reordering; and ids forgotten after the window, by stream time, restore included.
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { testStack } from '../helpers/stack.js';
-import { expectExactlyOnce, ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { expectExactlyOnce, ProcessorsHarness, randomPrefix } from './processors-harness.js';
 import { bodyFor, generateLoad } from './processors-load.js';
 
 describe('the dedupe-router, exactly once', () => {
@@ -19,9 +18,7 @@ describe('the dedupe-router, exactly once', () => {
     await harness.setUp();
     const load = generateLoad({ ids: 3_000, retries: 1_500 });
     await harness.produceRaw(load.envelopes);
-    stages.push(
-      await startDedupeRouter({ config: harness.config(), logger: quietLogger(), registry: new Registry() }),
-    );
+    stages.push(await harness.startRouter());
     await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
     await expectExactlyOnce(harness, load.ids);
   });
@@ -51,8 +48,7 @@ describe('the dedupe-router, exactly once', () => {
       verifiedKeyId: null,
       ingestId: `${id}@${at}`,
     });
-    const start = () =>
-      startDedupeRouter({ config: harness.config(), logger: quietLogger(), registry: new Registry() });
+    const start = () => harness.startRouter();
     const caughtUp = () => harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
 
     // A at t0, B at t0+70h; then C at t0+80h moves stream time past A's window, not B's.

@@ -7,7 +7,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GroupDescriptions } from '@confluentinc/kafka-javascript';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { expect, onTestFailed } from 'vitest';
+import { startDedupeRouter } from '../../processors/dedupe-router/main.js';
 import { type Config, loadConfig } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
@@ -22,6 +24,7 @@ import {
 import { readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { type OutRecord, writeRecords } from '../../runtime/kafka/write-records.js';
 import { retry } from '../../runtime/streams/retry.js';
+import type { RunningStage } from '../../runtime/streams/stage.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
 import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
@@ -100,6 +103,11 @@ export class ProcessorsHarness {
 
   config(extra: Record<string, string> = {}): Config {
     return loadConfig(this.environment(extra));
+  }
+
+  /** The real dedupe-router on this harness's topics and group, in this process, quiet, with its own metrics. */
+  startRouter(): Promise<RunningStage> {
+    return startDedupeRouter({ config: this.config(), logger: quietLogger(), registry: new Registry() });
   }
 
   /** Creates every topic as `hookledger topics` would and registers the value schemas. */

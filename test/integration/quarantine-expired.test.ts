@@ -7,10 +7,9 @@
 // days ago and routed then; its platform retry 72 h later was quarantined, 4.5 days ago: its routing is
 // past the window now, so the router would route the id again if the retry were promoted.
 import { randomUUID } from 'node:crypto';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signBody } from '../../ingest/webhooks/signature.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { type OutRecord, writeRecords } from '../../runtime/kafka/write-records.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import type { QuarantinedRequest } from '../../schemas/quarantined-request.js';
@@ -19,7 +18,7 @@ import { valueSubject } from '../../schemas/topics.js';
 import { runQuarantineCommand } from '../../tools/cli/commands/quarantine.js';
 import { PROMOTE_HEADER } from '../../tools/quarantine/promote.js';
 import { testStack } from '../helpers/stack.js';
-import { ProcessorsHarness, quietLogger, randomPrefix, runInProcess } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix, runInProcess } from './processors-harness.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -122,11 +121,7 @@ describe('quarantine promote of requests older than the router remembers their i
       { attempt: never, receivedAt: never.date + 72 * HOUR },
       { attempt: fresh, receivedAt: now - DAY },
     ]);
-    router = await startDedupeRouter({
-      config: harness.config(),
-      logger: quietLogger(),
-      registry: new Registry(),
-    });
+    router = await harness.startRouter();
     await caughtUp();
   });
 

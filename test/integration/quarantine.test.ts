@@ -2,11 +2,10 @@
 // know yet are refused (401) and kept; once the key is configured, `quarantine promote` sends each
 // authentic one to webhooks.raw once, the router puts each on its entity stream once, forged ones stay
 // where they are, a second promotion adds nothing, and a flood cannot get past a source's bound.
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSources } from '../../ingest/sources.js';
 import { signBody } from '../../ingest/webhooks/signature.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import type { QuarantinedRequest } from '../../schemas/quarantined-request.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -15,7 +14,7 @@ import { routerMemory, runQuarantineCommand } from '../../tools/cli/commands/qua
 import { PROMOTE_HEADER, promote } from '../../tools/quarantine/promote.js';
 import { testStack } from '../helpers/stack.js';
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 
 const OLD_KEY = 'the-key-ingest-has-0123456789abcdef0123456789';
 const NEW_KEY = 'the-key-the-platform-signs-with-0123456789abcdef0123456789';
@@ -185,11 +184,7 @@ describe('the quarantine: a key mix-up loses nothing', () => {
       expect(held.map((q) => q.ingestId)).toContain(record.value!.ingestId);
     }
 
-    router = await startDedupeRouter({
-      config: harness.config(),
-      logger: quietLogger(),
-      registry: new Registry(),
-    });
+    router = await harness.startRouter();
     await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [names.raw]);
     // wh_q1 came twice (the retry through ingest, the promotion): a duplicate, so once.
     expect((await userEvents()).sort()).toEqual(['wh_q1', 'wh_q2', 'wh_q3']);

@@ -5,11 +5,10 @@
 // The letters are written to webhooks.dlq directly with the record time of an old dead-lettering (the
 // router writes a dead letter at its raw record's time). One of them was routed by an emulated redrive
 // 7.5 days ago: its decision is past the window, so the router would route it again if it came back.
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDeadLetter, type DlqReason } from '../../processors/dedupe-router/dead-letter.js';
 import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { type OutRecord, writeRecords } from '../../runtime/kafka/write-records.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -18,7 +17,7 @@ import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
 import { type RedriveProgress, redrive } from '../../tools/redrive/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, randomPrefix, runInProcess } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix, runInProcess } from './processors-harness.js';
 
 const DAY = 86_400_000;
 
@@ -84,11 +83,7 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
       timestamps: [now - 7.5 * DAY],
       headers: { [REDRIVE_HEADER]: 'redrive-earlier' },
     });
-    router = await startDedupeRouter({
-      config: harness.config(),
-      logger: quietLogger(),
-      registry: new Registry(),
-    });
+    router = await harness.startRouter();
     await caughtUp();
   });
 

@@ -5,15 +5,14 @@
 // so the test emulates the deploy of a fix: a router whose routing has one extra rule (it dead-letters
 // the target delivery as record-invalid; injected through dedupeTopology's `route` option) runs first
 // on the live group, then the real router takes over the same group, state and topics.
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, randomPrefix, runInProcess } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix, runInProcess } from './processors-harness.js';
 import { startRouterBeforeFix } from './router-with-route.js';
 
 describe('hookledger redrive after a fix', () => {
@@ -42,11 +41,7 @@ describe('hookledger redrive after a fix', () => {
     await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
     await router.close();
     // The fix is deployed: the real router takes over the group, its state and its topics.
-    router = await startDedupeRouter({
-      config: harness.config(),
-      logger: quietLogger(),
-      registry: new Registry(),
-    });
+    router = await harness.startRouter();
   });
 
   afterAll(async () => {

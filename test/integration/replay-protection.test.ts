@@ -2,15 +2,14 @@
 // whose webhook.date is older than the platform's retries (or minutes ahead) lands in webhooks.dlq with
 // its reason and reaches no entity stream; an operator's redrive of it goes through; webhooks.raw holds
 // no signature to replay a delivery with.
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signBody } from '../../ingest/webhooks/signature.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 
 const KEY = 'replay-protection-key-5d2a8f61c7e94b03';
 const HOUR = 3_600_000;
@@ -51,11 +50,7 @@ describe('replays of captured deliveries (real ingest and router)', () => {
       prefix: harness.prefix,
       sources: { energy: { keys: { k1: KEY } } },
     });
-    router = await startDedupeRouter({
-      config: harness.config(),
-      logger: quietLogger(),
-      registry: new Registry(),
-    });
+    router = await harness.startRouter();
     for (const body of Object.values(bodies)) {
       const response = await ingest.post('/webhooks/energy', body, {
         'content-type': 'application/json',

@@ -4,12 +4,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookBodySchema } from '../../processors/dedupe-router/contract.js';
 import type { DeadLetter } from '../../processors/dedupe-router/dead-letter.js';
 import type { WebhookFailure } from '../../processors/dedupe-router/failure.js';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { parseBody } from '../../processors/dedupe-router/parse-body.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
@@ -18,7 +17,7 @@ import { runTail } from '../../tools/cli/commands/tail.js';
 import { INVALID_REASONS } from '../../tools/simulate/invalid.js';
 import { testStack } from '../helpers/stack.js';
 import { type IngestUnderTest, runIngest } from './ingest-harness.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 
 const KEY = 'simulate-e2e-key-0123456789abcdef0123456789';
 
@@ -33,11 +32,7 @@ describe('hookledger simulate against a running ingest and router', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'simulate-e2e-'));
     await harness.setUp();
     ingest = await runIngest({ ...stack, prefix: harness.prefix, sources: { sim: { keys: { k1: KEY } } } });
-    router = await startDedupeRouter({
-      config: harness.config(),
-      logger: quietLogger(),
-      registry: new Registry(),
-    });
+    router = await harness.startRouter();
   }, 120_000);
 
   afterAll(async () => {
