@@ -14,6 +14,11 @@ export function batchBytesFor(smallestTopicLimit: number | undefined): number {
   return Math.max(1, Math.min(DEFAULT_BATCH_BYTES, smallestTopicLimit - BATCH_MARGIN_BYTES));
 }
 
+/** A producer's message.max.bytes: the largest record of the topics it writes, with room for its framing. */
+export function messageBytesFor(largestTopicLimit: number): number {
+  return Math.max(1_000_000, largestTopicLimit + 1_024);
+}
+
 /** A topic's max.message.bytes from its described configs, or undefined when absent or not a size. */
 export function maxMessageBytesOf(configs: Readonly<Record<string, string>> | undefined): number | undefined {
   const value = Number(configs?.['max.message.bytes']);

@@ -2,7 +2,7 @@
 // `<appId>-<instanceId>`, its transactions begun lazily, offsets sent with the consumer's group
 // metadata so a zombie's commit is refused by the group coordinator.
 import type { KafkaConsumer, MessageHeader, Producer } from '@confluentinc/kafka-javascript';
-import { batchBytesFor } from '../kafka/batch-size.js';
+import { batchBytesFor, messageBytesFor } from '../kafka/batch-size.js';
 import {
   call,
   connect,
@@ -73,7 +73,7 @@ export class EosProducer {
         // Streams' 100, the mean commit fell from 18 to 11 ms and POST → visible p50 from 66 to 54 ms,
         // with the router's events/s no lower under load (docs/benchmarks.md, the linger's A/B).
         'linger.ms': 5,
-        'message.max.bytes': Math.max(1_000_000, maxMessageBytes + 1_024),
+        'message.max.bytes': messageBytesFor(maxMessageBytes),
         'batch.size': batchBytesFor(smallestTopicLimit),
       } as never,
       'eos-producer',

@@ -2,8 +2,25 @@
 // after a batch fails. An operator may lower a topic's limit while the stage runs: the broker then
 // refuses a larger record, which makes librdkafka abort the whole transaction, and the stage, checking
 // outputs against the limit it read at its start, would send the same record on every retry for ever.
-// Read again, the lower limit makes the retry dead-letter that one record (output-too-large).
+// Read again, the lower limit makes the retry dead-letter that one record (output-too-large), and a
+// producer sized for the old limits gives way to one sized for the new (producerOutdated below).
+import { batchBytesFor, messageBytesFor } from '../kafka/batch-size.js';
 import type { Logger } from '../log.js';
+
+/** What a producer is sized for: the largest record it takes, and its batches (batch-size.ts). */
+export interface ProducerSizing {
+  messageBytes: number;
+  batchBytes: number;
+}
+
+/**
+ * Whether a producer sized `madeFor` no longer fits limits now sizing `now`: its batches too large for a
+ * lowered limit (the broker refuses them whole, on every retry) or its largest record too small for a
+ * raised one (librdkafka refuses such a record itself). A looser fit in the other direction is harmless.
+ */
+export function producerOutdated(madeFor: ProducerSizing, now: ProducerSizing): boolean {
+  return now.batchBytes < madeFor.batchBytes || now.messageBytes > madeFor.messageBytes;
+}
 
 /** A failing stage reads the limits at most this often (one DescribeConfigs request each time). */
 export const SIZE_LIMITS_REFRESH_MS = 30_000;
@@ -42,6 +59,19 @@ export class SizeLimits {
     return this.byTopic.size === 0 ? undefined : Math.min(...this.byTopic.values());
   }
 
+  /** The largest limit of all the topics: the largest record the producer must take. */
+  largest(): number | undefined {
+    return this.byTopic.size === 0 ? undefined : Math.max(...this.byTopic.values());
+  }
+
+  /** What a producer made now is sized for. */
+  producerSizing(): ProducerSizing {
+    return {
+      messageBytes: messageBytesFor(this.largest() ?? 0),
+      batchBytes: batchBytesFor(this.smallest()),
+    };
+  }
+
   /** Settles once a read under way has (a stage waits for it before it closes its clients). */
   async settled(): Promise<void> {
     await this.#refreshing;
@@ -55,11 +85,11 @@ export class SizeLimits {
         const before = this.byTopic.get(topic);
         if (before === bytes) continue;
         this.byTopic.set(topic, bytes);
-        // The producer's batches were sized for the old limit (eos-producer.ts): a lower one than that
-        // takes effect for batches only with the next producer, i.e. a restart of the stage.
+        // The producer's batches were sized for the old limit (eos-producer.ts): the stage renews it
+        // after the failure that read this one (transaction-cycle.ts).
         const batches =
           smallestBefore !== undefined && bytes < smallestBefore
-            ? '; batches of smaller records follow it once the stage restarts'
+            ? '; a new transactional producer batches under it'
             : '';
         this.log.warn(
           { topic, maxMessageBytes: bytes, before },

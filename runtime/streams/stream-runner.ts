@@ -21,7 +21,7 @@ import { RecordProcessing } from './record-processing.js';
 import { restoreTasks } from './restore.js';
 import { RestoreOrchestrator, type RestoreTasks } from './restore-orchestrator.js';
 import { keyOf, nameOf, type RunnerContext, seekTask } from './runner-context.js';
-import { SizeLimits } from './size-limits.js';
+import { producerOutdated, SizeLimits } from './size-limits.js';
 import { librdkafkaStandbyConsumer } from './standby-consumer.js';
 import { type CreateStandbyConsumer, StandbyFollower, type StandbyLag } from './standby-follower.js';
 import { StateDirs } from './state-dirs.js';
@@ -265,10 +265,15 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     () => clients.maxMessageBytes(limitTopics),
     log,
   );
-  const maxMessageBytes = Math.max(...limits.byTopic.values());
+  // Each producer (the first, one replacing a fenced one, or one renewed after the limits changed) is
+  // sized for the limits known when it is made: the largest record, batches under the smallest limit.
+  let producerMadeFor = limits.producerSizing();
   const cycle = new TransactionCycle<V>(context, {
-    // Each producer (the first, or one replacing a fenced one) batches under the smallest limit known then.
-    newProducer: () => clients.newProducer(maxMessageBytes, limits.smallest()),
+    newProducer: () => {
+      producerMadeFor = limits.producerSizing();
+      return clients.newProducer(limits.largest() ?? 0, limits.smallest());
+    },
+    producerOutdated: () => producerOutdated(producerMadeFor, limits.producerSizing()),
     memberId,
     instanceId,
     transactionTimeoutMs,
@@ -425,6 +430,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
         `the poll loop has been ${describeActivity()} for ${Math.round(busyMs / 1000)} s, past its limit of ${Math.round(stallTimeoutMs / 1000)} s`,
       );
       abandoned = true;
+      cycle.retire(error);
       if (closing) log.warn(errorFields(error), `closing: ${error.message}; the open transaction is aborted`);
       context.stop(error);
       stalled?.(error);

@@ -22,6 +22,12 @@ import type { StreamTask } from './stream-task.js';
 
 export interface TransactionCycleOptions<V = unknown> {
   newProducer: () => StreamProducer;
+  /**
+   * Whether the topics' limits read since the producer was made call for a new one (its batches too
+   * large for a lowered limit, or its largest record too small for a raised one: stream-runner.ts).
+   * Asked after a failed cycle, when no transaction is open.
+   */
+  producerOutdated?: () => boolean;
   /** The transactional id (and static member id) and the instance id, for the fencing message. */
   memberId: string;
   instanceId: string;
@@ -55,6 +61,8 @@ export class TransactionCycle<V> {
   #fencings: number[] = [];
   #consecutiveFailures = 0;
   #lastFailure: string | undefined;
+  /** Set when the loop gave up the step under way (stream-runner.ts's watchdog): see retire(). */
+  #retired: Error | undefined;
   readonly #policy: CommitPolicy;
 
   constructor(
@@ -72,6 +80,25 @@ export class TransactionCycle<V> {
   get #current(): StreamProducer {
     if (this.#producer === undefined) throw new Error('the transactional producer is closed');
     return this.#producer;
+  }
+
+  /**
+   * The loop gave up the step under way (a call past the stall limit) and stops. That step is left to
+   * settle alone, and may resume once the loop has aborted its transaction and rewound every partition:
+   * from now on it can neither begin, send nor commit, so nothing it does reaches Kafka. (Before, its
+   * outputs began a new transaction that a late commit made visible, without the records' offsets or
+   * state: read again by the next owner, they were written twice.)
+   */
+  retire(reason: Error): void {
+    this.#retired ??= reason;
+  }
+
+  #live(): void {
+    if (this.#retired !== undefined)
+      throw new StreamAppStoppedError(
+        `the step under way was given up (${this.#retired.message}): nothing more is sent`,
+        { cause: this.#retired },
+      );
   }
 
   get inTransaction(): boolean {
@@ -120,6 +147,7 @@ export class TransactionCycle<V> {
 
   /** Begins the transaction if none is open. */
   async begin(): Promise<void> {
+    this.#live();
     if (this.inTransaction) return;
     await this.#current.begin();
     this.#startedAt = Date.now();
@@ -132,6 +160,7 @@ export class TransactionCycle<V> {
 
   /** Undefined when the producer took the record at once (see StreamProducer.send). */
   send(record: OutRecord): Promise<void> | undefined {
+    this.#live();
     return this.#current.send(record);
   }
 
@@ -173,6 +202,7 @@ export class TransactionCycle<V> {
    * with either guess of its state, so new clients restore it from what the brokers hold.
    */
   async commit(): Promise<void> {
+    this.#live();
     const producer = this.#current;
     if (!producer.inTransaction) return;
     const { instrument } = this.context;
@@ -185,8 +215,11 @@ export class TransactionCycle<V> {
       );
     // A checkpoint asking for the changelogs' ends must have its answer before anything more is written.
     await this.options.checkpoints?.settled();
+    // Each wait below may outlast the stall limit: a commit given up meanwhile goes no further (retire()).
+    this.#live();
     for (const task of dirty) {
       for (const { topic, record } of task.takeChangelog()) {
+        this.#live();
         // Each changelog record goes to the input's partition number: the state moves with its partition.
         await producer.send({
           topic,
@@ -197,10 +230,12 @@ export class TransactionCycle<V> {
         });
       }
     }
+    this.#live();
     await producer.sendOffsets(
       dirty.map((t) => ({ topic: t.topic, partition: t.partition, offset: t.position.toCommit! })),
       this.#remainingMs(),
     );
+    this.#live();
     try {
       await producer.commit(this.#remainingMs());
     } catch (error) {
@@ -267,9 +302,7 @@ export class TransactionCycle<V> {
     this.#fencings.push(now);
     while (this.#fencings.length > 0 && now - this.#fencings[0]! > FENCING_WINDOW_MS) this.#fencings.shift();
     await this.#rewindAll();
-    const old = this.#producer;
-    this.#producer = undefined;
-    await old?.close();
+    await this.close();
     if (this.#fencings.length > FENCINGS_ALLOWED) {
       this.context.stop(
         new StreamAppStoppedError(
@@ -284,8 +317,24 @@ export class TransactionCycle<V> {
       errorFields(error),
       'transactional producer fenced (its transaction timed out, or an instance with our id started); starting a new one',
     );
-    // One attempt inside the loop (its consumer must keep polling); a failure hands over to new clients,
-    // whose start retries with a back-off.
+    await this.#startNewProducer();
+  }
+
+  /**
+   * The topics' limits changed under the producer (size-limits.ts): a new one, made for them, takes its
+   * place. No transaction is open (the failed cycle was aborted), so nothing of it is lost; the new one
+   * takes over the same transactional id.
+   */
+  async #renewProducer(): Promise<void> {
+    await this.close();
+    this.context.log.warn(
+      'the output topics’ max.message.bytes changed since the transactional producer started; starting a new one for them',
+    );
+    await this.#startNewProducer();
+  }
+
+  /** One attempt inside the loop (its consumer must keep polling); a failure hands over to new clients. */
+  async #startNewProducer(): Promise<void> {
     let producer: StreamProducer;
     try {
       producer = await this.#openProducer(0);
@@ -311,7 +360,8 @@ export class TransactionCycle<V> {
   /**
    * A cycle of the loop failed: stop, hand over to new clients, replace the producer, or abort, move
    * every partition back and back off (unless `backOff` is false: the next cycle dead-letters the
-   * record that failed). Returns once the next cycle may start.
+   * record that failed), then renew the producer if the topics' limits changed under it. Returns once
+   * the next cycle may start.
    */
   async onFailure(error: unknown, backOff = true): Promise<void> {
     if (error instanceof NewClientsNeededError || error instanceof StateStoreFailedError) {
@@ -340,9 +390,14 @@ export class TransactionCycle<V> {
       if (classifyError(abortError) === 'fatal') this.context.stop(toKafkaError(abortError));
       else await this.replaceProducer(abortError);
     }
-    if (this.context.halted() || !backOff) return;
-    const { retryInitialMs = RETRY_INITIAL_MS, retryMaxMs = RETRY_MAX_MS } = this.options;
-    await sleep(backoffDelay(this.#consecutiveFailures, retryInitialMs, retryMaxMs));
+    if (this.context.halted()) return;
+    if (backOff) {
+      const { retryInitialMs = RETRY_INITIAL_MS, retryMaxMs = RETRY_MAX_MS } = this.options;
+      await sleep(backoffDelay(this.#consecutiveFailures, retryInitialMs, retryMaxMs));
+    }
+    // The failure read the limits again (in the background: in time for this check, or for the next failure's).
+    if (!this.context.halted() && !this.inTransaction && this.options.producerOutdated?.())
+      await this.#renewProducer();
   }
 
   /**

@@ -2,9 +2,11 @@
 // processor-error and its partition goes on; a backlog bigger than one fetch that all fails is no crash.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { route } from '../../processors/dedupe-router/route.js';
+import type { Logger } from '../../runtime/log.js';
 import type { StreamApp } from '../../runtime/streams/stream-runner.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { testStack } from '../helpers/stack.js';
@@ -35,8 +37,12 @@ function padded(template: RawEnvelope, id: string, bytes: number): RawEnvelope {
   };
 }
 
-const startRouter = (harness: ProcessorsHarness, decide: Routing) =>
-  startRouterWithRoute(harness, decide, { clientId: 'it-failure-policy', instanceId: 'it-failure-policy' });
+const startRouter = (harness: ProcessorsHarness, decide: Routing, logger?: Logger) =>
+  startRouterWithRoute(harness, decide, {
+    clientId: 'it-failure-policy',
+    instanceId: 'it-failure-policy',
+    ...(logger === undefined ? {} : { logger }),
+  });
 
 describe('the stream kit’s failure policy', () => {
   const apps: StreamApp[] = [];
@@ -112,6 +118,39 @@ describe('the stream kit’s failure policy', () => {
     const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
     expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...load.ids].sort());
     expect(app.failure()).toBeUndefined();
+  }, 180_000);
+
+  it('renews its producer when a limit lowered while it runs needs smaller batches', async () => {
+    const harness = new ProcessorsHarness(testStack(), randomPrefix('lowered'), 1);
+    await harness.setUp();
+    const lines: { msg: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const app = await startRouter(harness, route, logger);
+    apps.push(app);
+    const before = generateLoad({ ids: 5, retries: 0, run: 'before' });
+    await harness.produceRaw(before.envelopes);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+
+    // The running producer batches up to 1 MB: once webhooks.unique takes 4,000 bytes, the broker refuses
+    // its batches of these small records whole, on every retry, until a producer sized for the new limit
+    // takes over (before, only a producer fenced by chance or a restart did: the partition stalled).
+    await alterTopicConfig(harness, harness.names.unique, 'max.message.bytes=4000');
+    const after = generateLoad({ ids: 30, retries: 0, run: 'after' });
+    const over = padded(after.envelopes[0]!, 'wh-over', 8_000);
+    await harness.produceRaw([...after.envelopes, over]);
+    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+
+    const dlq = await harness.read<{ reason: string; webhookId: string }>(harness.names.dlq);
+    expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason])).toEqual([['wh-over', 'output-too-large']]);
+    const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
+    expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...before.ids, ...after.ids].sort());
+    expect(app.failure()).toBeUndefined();
+    // Renewed after the failure that read the new limit, or the next one (the read runs in the background):
+    // not after dozens of refused batches.
+    expect(
+      lines.filter((l) => l.msg.startsWith('the output topics’ max.message.bytes changed')),
+    ).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === 'transaction aborted').length).toBeLessThan(8);
   }, 180_000);
 
   it('survives a backlog larger than one fetch that all dead-letters', async () => {

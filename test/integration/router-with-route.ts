@@ -4,6 +4,7 @@ import { buildDeadLetter } from '../../processors/dedupe-router/dead-letter.js';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { type RouteDecision, route } from '../../processors/dedupe-router/route.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../processors/dedupe-router/topology.js';
+import type { Logger } from '../../runtime/log.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { type StreamApp, startStreamApp } from '../../runtime/streams/stream-runner.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
@@ -15,7 +16,11 @@ export type Routing = (envelope: RawEnvelope) => RouteDecision;
 export async function startRouterWithRoute(
   harness: ProcessorsHarness,
   routing: Routing,
-  { clientId, instanceId }: { clientId: string; instanceId?: string },
+  {
+    clientId,
+    instanceId,
+    logger = quietLogger(),
+  }: { clientId: string; instanceId?: string; logger?: Logger },
 ): Promise<StreamApp> {
   const config = harness.config();
   const schemaIds = new Map<string, number>();
@@ -36,7 +41,7 @@ export async function startRouterWithRoute(
     }),
     appId: dedupeRouterAppId(harness.prefix),
     instanceId: instanceId ?? config.HOOKLEDGER_INSTANCE_ID,
-    logger: quietLogger(),
+    logger,
     sessionTimeoutMs: config.PROCESSOR_SESSION_TIMEOUT_MS,
   });
 }

@@ -605,6 +605,47 @@ describe('a close while the loop waits on a call that never answers', () => {
   });
 });
 
+describe('a step given up that answers after all', () => {
+  it('sends and commits nothing once the loop aborted its transaction and stopped', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    const late = deferred<Buffer>();
+    // The consumer's close takes a while (it leaves the group): the producer is still open meanwhile.
+    const consumerClosing = deferred<void>();
+    const disconnect = kafka.consumer.disconnect.bind(kafka.consumer);
+    kafka.consumer.disconnect = async () => {
+      await consumerClosing.promise;
+      return disconnect();
+    };
+    const app = await start(kafka, {
+      commitIntervalMs: 300,
+      stallTimeoutMs: 600,
+      topology: {
+        ...topology,
+        // Record 2's output answers only after the watchdog gave its step up (a slow registry, not a dead one).
+        sinks: [
+          { name: 'out', topic: 'out', serialize: (v) => (v === 2 ? late.promise : Buffer.from(String(v))) },
+        ],
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => /processing in\[0\] offset 1/.test(app.readiness().reasons.join()), 'the loop waiting');
+    await until(() => kafka.log.includes('abort'), 'the transaction aborted as the app stops');
+    const afterAbort = kafka.log.length;
+    late.resolve(Buffer.from('2'));
+    await new Promise((r) => setTimeout(r, 400));
+    consumerClosing.resolve();
+    await app.stopped;
+    apps.length = 0;
+    // Before: the step sent record 2's output into a transaction of its own and committed it, without the
+    // offset (still before record 1) or the state: the next owner would route both records again.
+    expect(kafka.log.slice(afterAbort).filter((l) => /^(begin|send|offsets|commit)/.test(l))).toEqual([]);
+    expect(kafka.committed.get('in[0]')).toBeUndefined();
+    expect(kafka.output).toEqual([]);
+    expect(app.failure()?.message).toMatch(/the poll loop has been processing in\[0\] offset 1/);
+  });
+});
+
 describe('a rebalance the consumer refuses to apply', () => {
   // The binding throws from incrementalAssign/incrementalUnassign when librdkafka refuses (a consumer in
   // an erroneous state). The group then counts the partitions as this member's either way: carrying on

@@ -166,6 +166,11 @@ export class FakeProducer implements StreamProducer {
   constructor(
     private readonly kafka: FakeKafka,
     readonly id: number,
+    /** What the runner sized it for: the largest record, and the smallest topic limit (its batches). */
+    readonly sizedFor: { maxMessageBytes: number; smallestTopicLimit: number | undefined } = {
+      maxMessageBytes: 1_000_000,
+      smallestTopicLimit: undefined,
+    },
   ) {}
 
   get inTransaction(): boolean {
@@ -251,17 +256,23 @@ export class FakeKafka {
   /** How long each poll was allowed to wait for a first record, in order. */
   readonly consumeWaits: number[] = [];
   connectStep: Step;
+  /** A topic's max.message.bytes as DescribeConfigs answers it (1,000,000 when not set). */
+  readonly topicLimits = new Map<string, number>();
 
   readonly clients: CreateStreamClients = (options) => {
     this.consumer.listener = options.onRebalance;
     return {
       consumer: this.consumer,
-      newProducer: () => {
-        const producer = new FakeProducer(this, this.producers.length + 1);
+      newProducer: (maxMessageBytes, smallestTopicLimit) => {
+        const producer = new FakeProducer(this, this.producers.length + 1, {
+          maxMessageBytes,
+          smallestTopicLimit,
+        });
         this.producers.push(producer);
         return producer;
       },
-      maxMessageBytes: async (topics) => new Map(topics.map((t) => [t, 1_000_000])),
+      maxMessageBytes: async (topics) =>
+        new Map(topics.map((t) => [t, this.topicLimits.get(t) ?? 1_000_000])),
     };
   };
 

@@ -49,7 +49,7 @@ export const topology: Topology<number> = {
 export const rd = (
   code: number,
   message = `code ${code}`,
-  flags: { isFatal?: boolean; isRetriable?: boolean } = {},
+  flags: { isFatal?: boolean; isRetriable?: boolean; isTxnRequiresAbort?: boolean } = {},
 ) => new KafkaError(Object.assign(new Error(message), { code, ...flags }));
 /** What librdkafka answered an abort once the coordinator was back from a restart mid-transaction. */
 export const invalidTxnState = () =>

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { SizeLimits } from '../../../runtime/streams/size-limits.js';
+import { producerOutdated, SizeLimits } from '../../../runtime/streams/size-limits.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -82,5 +82,30 @@ describe('the producer’s batches', () => {
     await limits.settled();
     expect(limits.smallest()).toBe(50_000);
     expect(new SizeLimits(new Map(), async () => new Map(), silent).smallest()).toBeUndefined();
+  });
+});
+
+describe('whether a producer still fits the limits', () => {
+  it('sizes a producer from the largest and the smallest limit', () => {
+    const limits = new SizeLimits(
+      new Map([
+        ['a', 2_000_000],
+        ['b', 200_000],
+      ]),
+      async () => new Map(),
+      silent,
+    );
+    expect(limits.largest()).toBe(2_000_000);
+    expect(limits.producerSizing()).toEqual({ messageBytes: 2_001_024, batchBytes: 199_488 });
+  });
+
+  it('calls for a new producer when a lowered limit needs smaller batches or a raised one larger records', () => {
+    const madeFor = { messageBytes: 1_049_612, batchBytes: 1_000_000 };
+    expect(producerOutdated(madeFor, madeFor)).toBe(false);
+    expect(producerOutdated(madeFor, { ...madeFor, batchBytes: 3_488 })).toBe(true);
+    expect(producerOutdated(madeFor, { ...madeFor, messageBytes: 2_001_024 })).toBe(true);
+    // Looser the other way: smaller records than it takes, batches it already keeps under.
+    expect(producerOutdated(madeFor, { messageBytes: 1_000_000, batchBytes: 1_000_000 })).toBe(false);
+    expect(producerOutdated({ ...madeFor, batchBytes: 3_488 }, madeFor)).toBe(false);
   });
 });

@@ -161,6 +161,44 @@ describe('the stream runner with a fake Kafka client', () => {
     expect(statusOf(app, 0)).toBe('running');
   });
 
+  it('renews the producer, sized for them, when a failed batch finds the topics’ limits changed', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1]);
+    await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 1, 'the first record committed');
+    expect(kafka.producers.map((p) => p.sizedFor)).toEqual([
+      { maxMessageBytes: 1_000_000, smallestTopicLimit: 1_000_000 },
+    ]);
+
+    // An operator lowers out's limit: the broker refuses the next transaction's batch, which was sized
+    // for the old one, and librdkafka wants the transaction aborted.
+    kafka.topicLimits.set('out', 4_000);
+    const refused = rd(ERRORS.ERR_MSG_SIZE_TOO_LARGE, 'Broker: Message size too large', {
+      isTxnRequiresAbort: true,
+    });
+    kafka.commitSteps = [refused];
+    kafka.produce('in', 0, [2, 3]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the records committed by a new producer');
+    expect(kafka.producers.map((p) => [p.isOpen, p.sizedFor])).toEqual([
+      [false, { maxMessageBytes: 1_000_000, smallestTopicLimit: 1_000_000 }],
+      [true, { maxMessageBytes: 1_000_000, smallestTopicLimit: 4_000 }],
+    ]);
+    // Which offset next, which output: the abort moved in[0] back to its last commit, the new producer
+    // sent 2 and 3 again, and only its transaction committed them.
+    expect(kafka.log).toContain('seek in[0] 1');
+    expect(kafka.log.indexOf('close #1')).toBeLessThan(kafka.log.indexOf('open #2'));
+    const committedOut = () => kafka.output.filter((r) => r.topic === 'out').map((r) => String(r.value));
+    expect(committedOut()).toEqual(['1', '2', '3']);
+
+    // A failure with the limits as they were keeps the producer.
+    kafka.commitSteps = [refused];
+    kafka.produce('in', 0, [4]);
+    await until(() => kafka.committed.get('in[0]') === 4, 'a later record committed after a retry');
+    expect(kafka.producers).toHaveLength(2);
+    expect(committedOut()).toEqual(['1', '2', '3', '4']);
+  });
+
   it('cancels the restore of a partition revoked while it restores, and closes its task cleanly', async () => {
     const kafka = new FakeKafka();
     const never = deferred();
