@@ -45,7 +45,7 @@ import {
   type RouteSettings,
   type RouteTopic,
 } from './route.js';
-import { parseTrigger, type Trigger } from './trigger.js';
+import { parseTrigger, type Trigger, triggerOfType } from './trigger.js';
 
 /** A decision whose values may be Avro already written (EncodedAvroValue): what the processor forwards. */
 export interface RoutedOutputs {
@@ -126,6 +126,12 @@ function ascii(body: Buffer, start: number, end: number): boolean {
   return true;
 }
 
+/** Whether the record's `__typename` makes the delivery another entity's event: route() writes those. */
+function typenameRetypes(body: Buffer, index: DeliveryIndex, trigger: Trigger): boolean {
+  // The scan takes a type name without escapes only (scanPlainString): its bytes are its UTF-8.
+  return triggerOfType(trigger, body.toString('utf8', index.typenameStart, index.typenameEnd)) !== trigger;
+}
+
 /** What both events of a delivery are written from, once its checks passed. */
 interface Checked {
   readonly envelope: RawEnvelope;
@@ -182,6 +188,13 @@ export function routeFast(
   )
     return undefined;
   if (index.entityIdStart < 0 || index.entityIdEnd === index.entityIdStart) return undefined;
+  // A type name other than the trigger's entity may make it another entity's event (triggerOfType).
+  if (
+    trigger.topic !== 'entity.other' &&
+    !bytesEqual(body, index.typenameStart, index.typenameEnd, trigger.entity) &&
+    typenameRetypes(body, index, trigger)
+  )
+    return undefined;
   const checked: Checked = { envelope, index, known, occurredAt };
   const entityId = body.toString('utf8', index.entityIdStart, index.entityIdEnd);
   const key = entityKey(source, trigger, entityId);

@@ -26,7 +26,7 @@ import {
 import { buildFailure, type WebhookFailure } from './failure.js';
 import { parseInstant } from './instant.js';
 import { describeJson, isJsonObject, type JsonObject, type JsonValue, parseBody } from './parse-body.js';
-import { type EntityTopic, parseTrigger, type Trigger } from './trigger.js';
+import { type EntityTopic, parseTrigger, type Trigger, triggerOfType } from './trigger.js';
 
 /** Logical topic names (without TOPIC_PREFIX). */
 export type RouteTopic =
@@ -190,7 +190,8 @@ function decide(
     };
   }
 
-  return record(delivery, rootField, root);
+  const typed = triggerOfType(trigger, typename);
+  return record(typed === trigger ? delivery : { ...delivery, trigger: typed }, rootField, root);
 }
 
 /** The checks on `webhook` and `query` that every route needs. */

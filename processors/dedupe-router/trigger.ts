@@ -52,6 +52,21 @@ export function parseTrigger(trigger: string): Trigger | undefined {
   return make(trigger, trigger.slice(0, word.index), word[0], 'entity.other');
 }
 
+/**
+ * The trigger as the record's `__typename` reads it. A trigger of an entity without a stream of its own
+ * may start with the name of one that has (`UserProfileUpdated`, `EnergySwitchQuoteAdded`): split at
+ * the longest known name, it reads as a User or an EnergySwitch event. A record that names itself
+ * `UserProfile`, where the trigger is that name and an action, says which entity it is: it goes to
+ * entity.other as a `UserProfile` event. Any other type name leaves the trigger as parsed.
+ */
+export function triggerOfType(trigger: Trigger, typename: string): Trigger {
+  if (trigger.topic === 'entity.other' || typename.length <= trigger.entity.length) return trigger;
+  if (!trigger.trigger.startsWith(typename)) return trigger;
+  const action = trigger.trigger.slice(typename.length);
+  if (!/^[A-Z]/.test(action)) return trigger;
+  return make(trigger.trigger, typename, action, 'entity.other');
+}
+
 function make(trigger: string, entity: string, action: string, topic: EntityTopic): Trigger {
   return { trigger, entity, action, topic, deletes: action === 'Deleted' };
 }

@@ -227,6 +227,8 @@ const TRIGGERS = [
   'EnergySwitchUpdated',
   'EnergySwitchDeleted',
   'PaymentAdded',
+  'UserProfileUpdated',
+  'EnergySwitchQuoteAdded',
   'Ping',
 ];
 
@@ -242,7 +244,15 @@ const deliveryBody = fc
       '2026-02-30T00:00:00Z',
       'yesterday',
     ),
-    typename: fc.constantFrom('EnergySwitch', 'User', 'OperationFailure', 'Payment', ''),
+    typename: fc.constantFrom(
+      'EnergySwitch',
+      'User',
+      'OperationFailure',
+      'Payment',
+      '',
+      'UserProfile',
+      'EnergySwitchQuote',
+    ),
     entityId: fc.oneof(
       anyText.map((s) => ({ s }) as Tree),
       numberText.map((n) => ({ n }) as Tree),
@@ -341,6 +351,8 @@ const FAST_TRIGGERS = [
   'ToDoDone',
   'PaymentAdded',
   'SMSSent',
+  'UserProfileUpdated',
+  'EnergySwitchQuoteAdded',
   'EnergySwitchAdded',
   'EnergySwitchUpdated',
   'UserDeleted',
@@ -445,6 +457,7 @@ const deliveryWith = (triggers: readonly string[]) =>
       ),
       typename: fc.oneof(
         { weight: 8, arbitrary: fc.constantFrom('User', 'Account', 'Payment', 'Document') },
+        { weight: 1, arbitrary: fc.constantFrom('UserProfile', 'EnergySwitchQuote') },
         { weight: 1, arbitrary: fc.constantFrom('OperationFailure', '') },
       ),
       entityId: fc.oneof(

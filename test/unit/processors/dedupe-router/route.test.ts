@@ -237,6 +237,39 @@ describe('route() dead-letters what it cannot understand', () => {
 });
 
 describe('route() routes what the contract allows', () => {
+  it('a trigger of another entity whose name starts with a known one goes to entity.other, by its __typename', () => {
+    const profile = body(
+      { webhook: { id: 'wh_1', trigger: 'UserProfileUpdated', date: '2026-11-20T12:00:00Z' } },
+      { __typename: 'UserProfile', id: 'prf_1', bio: 'hi' },
+    );
+    const decision = route(envelopeFor(profile));
+    expect(decision.kind).toBe('routed');
+    expect(decision.outputs.map((o) => [o.topic, o.key])).toEqual([
+      ['webhooks.unique', 'wh_1'],
+      ['entity.other', 'test/UserProfile/prf_1'],
+    ]);
+    expect(entityEvent(decision)).toMatchObject({
+      entity: 'UserProfile',
+      action: 'Updated',
+      entityId: 'prf_1',
+    });
+    // Before, an EnergySwitchQuote was read as an EnergySwitch and dead-lettered (record-invalid).
+    const quote = body(
+      { webhook: { id: 'wh_1', trigger: 'EnergySwitchQuoteAdded', date: '2026-11-20T12:00:00Z' } },
+      { __typename: 'EnergySwitchQuote', id: 'q_1' },
+    );
+    expect(route(envelopeFor(quote)).outputs.map((o) => o.topic)).toEqual([
+      'webhooks.unique',
+      'entity.other',
+    ]);
+    // A User record for the same trigger name stays a User event.
+    const user = body(
+      { webhook: { id: 'wh_1', trigger: 'UserProfileUpdated', date: '2026-11-20T12:00:00Z' } },
+      { __typename: 'User', id: 'usr_1' },
+    );
+    expect(entityEvent(route(envelopeFor(user)))).toMatchObject({ entity: 'User', action: 'ProfileUpdated' });
+  });
+
   it('an empty errors array is no error', () => {
     expect(route(envelopeFor(body({ errors: [] }))).kind).toBe('routed');
   });

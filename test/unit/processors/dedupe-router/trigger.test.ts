@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTrigger } from '../../../../processors/dedupe-router/trigger.js';
+import { parseTrigger, triggerOfType } from '../../../../processors/dedupe-router/trigger.js';
 
 describe('parseTrigger', () => {
   it.each([
@@ -37,4 +37,34 @@ describe('parseTrigger', () => {
       expect(parseTrigger(name)).toBeUndefined();
     },
   );
+});
+
+describe('triggerOfType: the record’s __typename says which entity a trigger is of', () => {
+  it.each([
+    // Another entity whose name starts with a known one's: entity.other, by the record's own name.
+    ['UserProfileUpdated', 'UserProfile', 'UserProfile', 'Updated', 'entity.other'],
+    ['EnergySwitchQuoteAdded', 'EnergySwitchQuote', 'EnergySwitchQuote', 'Added', 'entity.other'],
+    ['AccountTransactionDeleted', 'AccountTransaction', 'AccountTransaction', 'Deleted', 'entity.other'],
+    // The known entity itself, or a type name the trigger does not start with: as parsed.
+    ['UserProfileUpdated', 'User', 'User', 'ProfileUpdated', 'entity.user'],
+    [
+      'EnergySwitchCommissionUpdated',
+      'EnergySwitch',
+      'EnergySwitch',
+      'CommissionUpdated',
+      'entity.energy-switch',
+    ],
+    ['UserAdded', 'UserProfile', 'User', 'Added', 'entity.user'],
+    ['UserAdded', 'Customer', 'User', 'Added', 'entity.user'],
+    // No action left after the type name, or not at a word boundary: as parsed.
+    ['UserProfileUpdated', 'UserProfileUpdated', 'User', 'ProfileUpdated', 'entity.user'],
+    ['UserProfileUpdated', 'UserPro', 'User', 'ProfileUpdated', 'entity.user'],
+    // Already another entity's: unchanged.
+    ['PaymentAdded', 'PaymentPlan', 'Payment', 'Added', 'entity.other'],
+  ])('%s with __typename %s is %s + %s in %s', (name, typename, entity, action, topic) => {
+    const parsed = parseTrigger(name)!;
+    const typed = triggerOfType(parsed, typename);
+    expect(typed).toEqual({ trigger: name, entity, action, topic, deletes: action === 'Deleted' });
+    if (typed.entity === parsed.entity) expect(typed).toBe(parsed);
+  });
 });
