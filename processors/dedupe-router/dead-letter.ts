@@ -6,7 +6,7 @@ import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 export const DLQ_REASONS = [
   /** The raw record is not a raw envelope (not its Avro, an unknown schema id, no value): poison.ts. */
   'envelope-undecodable',
-  /** Not UTF-8 JSON, or a key given twice with different values. */
+  /** Not UTF-8 JSON, a key given twice with different values, or nested deeper than MAX_JSON_DEPTH (512). */
   'body-not-json',
   /** JSON, but not an object. */
   'body-not-object',

@@ -10,6 +10,7 @@ import {
   COLON,
   COMMA,
   DOT,
+  MAX_JSON_DEPTH,
   MINUS,
   NINE,
   OPEN_BRACE,
@@ -186,6 +187,11 @@ let irregular = 0;
 /** Key ranges of the objects being scanned (a stack: each object compares its keys with its own). */
 let keys = new Int32Array(256);
 let keyTop = 0;
+/**
+ * The arrays and objects open at the scan's position: deeper than MAX_JSON_DEPTH, the scan gives up and
+ * route() refuses the body (parseBody), at every depth alike.
+ */
+let depth = 0;
 /** The record's path prefix being walked: key ranges. */
 let prefix = new Int32Array(64);
 let prefixDepth = 0;
@@ -233,6 +239,7 @@ function reset(): void {
   irregular = 0;
   keyTop = 0;
   prefixDepth = 0;
+  depth = 0;
 }
 
 function skipWhitespace(): void {
@@ -377,6 +384,7 @@ function afterMember(): boolean {
   }
   if (c === CLOSE_BRACE) {
     i++;
+    depth--;
     return true;
   }
   throw GIVE_UP;
@@ -384,10 +392,12 @@ function afterMember(): boolean {
 
 /** At `{`: moves into the object; true when it is empty (then past it). */
 function enterObject(): boolean {
+  if (++depth > MAX_JSON_DEPTH) throw GIVE_UP;
   i++;
   skipWhitespace();
   if (b[i] === CLOSE_BRACE) {
     i++;
+    depth--;
     return true;
   }
   return false;
@@ -418,10 +428,12 @@ function scanObject(): void {
 }
 
 function scanArray(): void {
+  if (++depth > MAX_JSON_DEPTH) throw GIVE_UP;
   i++;
   skipWhitespace();
   if (b[i] === CLOSE_BRACKET) {
     i++;
+    depth--;
     return;
   }
   for (;;) {
@@ -433,6 +445,7 @@ function scanArray(): void {
       skipWhitespace();
     } else if (c === CLOSE_BRACKET) {
       i++;
+      depth--;
       return;
     } else throw GIVE_UP;
   }
@@ -740,7 +753,8 @@ function scanErrors(): void {
  * Indexes a body of the common shape: UTF-8 without a BOM, JSON that lossless-json reads to the same
  * values (no duplicate key, no `__proto__`), `webhook` with id, trigger and date strings, `query`
  * (optional) as querySchema accepts it, no GraphQL errors, and `data` with one root field whose value is
- * a record object. Returns the index (valid until the next call), or undefined: the full parse decides.
+ * a record object, nested no deeper than MAX_JSON_DEPTH. Returns the index (valid until the next call),
+ * or undefined: the full parse decides.
  */
 export function scanDelivery(body: Buffer): DeliveryIndex | undefined {
   b = body;
@@ -774,7 +788,7 @@ export function scanDelivery(body: Buffer): DeliveryIndex | undefined {
     if (highBytes && !isUtf8(body)) return undefined;
     return index;
   } catch {
-    // GIVE_UP, or anything else (nesting deeper than the stack): the full parse decides.
+    // GIVE_UP (nesting deeper than MAX_JSON_DEPTH included), or anything else: the full parse decides.
     return undefined;
   } finally {
     // Not kept alive by this module until the next scan.

@@ -1,6 +1,7 @@
 // Parses a raw webhook body losslessly: numbers keep their exact text, so money is never rounded.
 import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-json';
 import { NOT_HANDLED, parseJsonFast, stringifyJsonFast } from './fast-json.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-bytes.js';
 
 /** A JSON value as parsed here: every number is a LosslessNumber holding its text as sent. */
 export type JsonValue = string | boolean | null | LosslessNumber | JsonValue[] | JsonObject;
@@ -20,8 +21,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Parses the body bytes. Fails (with the DLQ reason) on bytes that are not UTF-8 JSON, on a
- * duplicate key with two different values (which one is meant is unknowable), and on anything but
- * an object at the top.
+ * duplicate key with two different values (which one is meant is unknowable), on arrays and objects
+ * nested deeper than MAX_JSON_DEPTH (json-bytes.ts), and on anything but an object at the top.
  */
 export function parseBody(body: Uint8Array): ParseBodyResult {
   let text: string;
@@ -29,6 +30,14 @@ export function parseBody(body: Uint8Array): ParseBodyResult {
     text = utf8.decode(body);
   } catch {
     return { ok: false, reason: 'body-not-json', message: 'the body is not valid UTF-8' };
+  }
+  // Before the parse, which recurses once a level: deeper, it (or what reads its value) could overflow the stack.
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+    return {
+      ok: false,
+      reason: 'body-not-json',
+      message: `the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels, the most read (MAX_JSON_DEPTH)`,
+    };
   }
   let value: unknown = parseJsonFast(text);
   try {
