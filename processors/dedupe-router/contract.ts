@@ -74,7 +74,10 @@ export const energySwitchSchema = z.looseObject({
   __typename: z.literal('EnergySwitch'),
   id: z.string().nullish(),
   date: z.string().nullish(),
-  user: z.looseObject({ id: z.string().nullish(), tenantId: z.string().nullish() }).nullish(),
+  // tenantId: "may be null", no type given (§2.2): a string or a number, kept as its text.
+  user: z
+    .looseObject({ id: z.string().nullish(), tenantId: z.union([z.string(), jsonNumber]).nullish() })
+    .nullish(),
   userSwitchReferenceId: z.string().nullish(),
   postcode: z.string().nullish(),
   provider: z.looseObject({ code: z.string().nullish(), name: z.string().nullish() }).nullish(),

@@ -29,6 +29,8 @@ const MAX_KEYS = 64;
 const STRING = 0;
 const NUMBER = 1;
 const OBJECT = 2;
+/** A string or a number, kept as its text (user.tenantId: the contract gives it no type). */
+const TEXT = 3;
 
 // The typed fields of an EnergySwitch record (contract §2.2), by slot: the root's, then its objects'.
 export const DATE = 0;
@@ -71,7 +73,7 @@ const SLOT_KINDS = [
   OBJECT,
   OBJECT,
   STRING,
-  STRING,
+  TEXT, // USER_TENANT_ID
   STRING,
   STRING,
   STRING,
@@ -646,11 +648,11 @@ function captureTyped(slot: number): void {
   }
   const kind = SLOT_KINDS[slot];
   const start = i;
-  if (kind === STRING && c === QUOTE) {
+  if ((kind === STRING || kind === TEXT) && c === QUOTE) {
     if (scanString()) index.typedInvalid = true;
     index.typedStart[slot] = start + 1;
     index.typedEnd[slot] = i - 1;
-  } else if (kind === NUMBER && (c === MINUS || isDigit(c))) {
+  } else if ((kind === NUMBER || kind === TEXT) && (c === MINUS || isDigit(c))) {
     scanNumber();
     index.typedStart[slot] = start;
     index.typedEnd[slot] = i;

@@ -182,7 +182,7 @@ export function buildEnergySwitchEvent(
     fields: event.fields,
     data: event.data,
     date: r.date ?? null,
-    user: r.user ? { id: r.user.id ?? null, tenantId: r.user.tenantId ?? null } : null,
+    user: r.user ? { id: r.user.id ?? null, tenantId: textOf(r.user.tenantId) } : null,
     userSwitchReferenceId: r.userSwitchReferenceId ?? null,
     postcode: r.postcode ?? null,
     provider: r.provider ? { code: r.provider.code ?? null, name: r.provider.name ?? null } : null,
@@ -235,6 +235,12 @@ function commission(c: CommissionRecord): Commission {
     statusDate: c.statusDate ?? null,
     status: c.status ?? null,
   };
+}
+
+/** A string, or a number's exact text as sent. */
+function textOf(value: string | LosslessNumber | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'string' ? value : value.value;
 }
 
 function money(

@@ -425,7 +425,10 @@ const energyFields = fc
       tariffName: typedString,
       fuelType: typedString,
       fuelsSwitched: typedInteger,
-      user: typedObject({ id: typedString, tenantId: typedString }),
+      user: typedObject({
+        id: typedString,
+        tenantId: fc.oneof({ weight: 3, arbitrary: typedString }, { weight: 1, arbitrary: typedAmount }),
+      }),
       provider: typedObject({ code: typedString, name: typedString }),
       projectedSpend: typedObject({ currency: typedString, amount: typedAmount }),
       savings: typedObject({ currency: typedString, amount: typedAmount }),

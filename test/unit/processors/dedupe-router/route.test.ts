@@ -270,6 +270,22 @@ describe('route() routes what the contract allows', () => {
     expect(entityEvent(route(envelopeFor(user)))).toMatchObject({ entity: 'User', action: 'ProfileUpdated' });
   });
 
+  it("an EnergySwitch's user.tenantId as a string or a number (the contract gives no type), kept as its text", () => {
+    for (const [sent, kept] of [
+      ['"t_7"', 't_7'],
+      ['7', '7'],
+      ['12345678901234567890', '12345678901234567890'],
+      ['null', null],
+    ] as const) {
+      const text =
+        '{"webhook":{"id":"wh_1","trigger":"EnergySwitchUpdated","date":"2026-11-20T12:00:00Z"},' +
+        `"data":{"getEnergySwitch":{"__typename":"EnergySwitch","id":"es_1","user":{"id":"u_1","tenantId":${sent}}}}}`;
+      const decision = route(envelopeFor(text));
+      const out = decision.outputs.find((o) => o.topic === 'entity.energy-switch');
+      expect(out?.value).toMatchObject({ user: { id: 'u_1', tenantId: kept } });
+    }
+  });
+
   it('an empty errors array is no error', () => {
     expect(route(envelopeFor(body({ errors: [] }))).kind).toBe('routed');
   });
