@@ -3,6 +3,15 @@
 /** The schema file (schemas/raw-envelope.avsc) of webhooks.raw's values. */
 export const RAW_ENVELOPE_SCHEMA = 'raw-envelope';
 
+/**
+ * The longest webhook.id ingest keys a record by, in UTF-8 bytes. The raw record holds the body and, around
+ * it, at most ENVELOPE_OVERHEAD_BYTES (topics.ts): the id twice (key and value), the trigger, the date, the
+ * kept headers and the query string. A longer id is no platform's (theirs are short identifiers) and would
+ * push a body near INGEST_BODY_LIMIT over raw's limit, refused on every retry: such a body is keyed by its
+ * digest instead (ingest/webhooks/extract.ts), stored, and dead-lettered by the router (webhook-id-mismatch).
+ */
+export const MAX_WEBHOOK_ID_BYTES = 8_192;
+
 /** One authentic webhook delivery exactly as received. Field docs live in the .avsc. */
 export interface RawEnvelope {
   webhookId: string;

@@ -1,14 +1,31 @@
 // Reads the three fields ingest needs (webhook id, trigger, date) from the raw bytes; the bytes stay untouched.
 import { createHash } from 'node:crypto';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+import { MAX_WEBHOOK_ID_BYTES } from '../../schemas/raw-envelope.js';
+
+/** webhook.trigger and webhook.date are copied into the envelope up to this many UTF-8 bytes (else null). */
+export const MAX_COPIED_FIELD_BYTES = 1_024;
 
 export interface Extracted {
-  /** webhook.id, or `sha1:<hex digest of the body>` when the body has no usable id or does not parse. */
+  /**
+   * webhook.id, or `sha1:<hex digest of the body>` when the body has no usable id (none, empty, not a
+   * string or number, longer than MAX_WEBHOOK_ID_BYTES) or does not parse.
+   */
   webhookId: string;
   /** Whether webhookId came from the body (false: it is the digest). */
   fromBody: boolean;
+  /** As sent, when a string of at most MAX_COPIED_FIELD_BYTES (the router reads the body's own). */
   trigger: string | null;
   webhookDate: string | null;
+}
+
+/** A string the envelope may copy: at most `maxBytes` of UTF-8 (a character takes at most 3 per UTF-16 unit). */
+function fits(value: string, maxBytes: number): boolean {
+  return value.length * 3 <= maxBytes || Buffer.byteLength(value, 'utf8') <= maxBytes;
+}
+
+function copied(value: unknown): string | null {
+  return typeof value === 'string' && fits(value, MAX_COPIED_FIELD_BYTES) ? value : null;
 }
 
 /** The key of a body without a usable webhook id: stable across retries of the same bytes. */
@@ -46,12 +63,13 @@ export function extract(body: Buffer): Extracted {
     return { webhookId: digestKey(body), fromBody: false, trigger: null, webhookDate: null };
   }
   const webhook = isRecord(parsed) && isRecord(parsed.webhook) ? parsed.webhook : undefined;
-  const trigger = typeof webhook?.trigger === 'string' ? webhook.trigger : null;
-  const webhookDate = typeof webhook?.date === 'string' ? webhook.date : null;
+  const trigger = copied(webhook?.trigger);
+  const webhookDate = copied(webhook?.date);
   const id = webhook?.id;
   let webhookId: string | undefined;
   if (typeof id === 'string' && id.length > 0) webhookId = id;
   else if (typeof id === 'number') webhookId = numericIdText(text);
-  if (webhookId === undefined) return { webhookId: digestKey(body), fromBody: false, trigger, webhookDate };
+  if (webhookId === undefined || !fits(webhookId, MAX_WEBHOOK_ID_BYTES))
+    return { webhookId: digestKey(body), fromBody: false, trigger, webhookDate };
   return { webhookId, fromBody: true, trigger, webhookDate };
 }

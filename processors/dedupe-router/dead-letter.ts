@@ -93,6 +93,20 @@ export interface DeadLetter {
   ingestId: string;
 }
 
+/**
+ * A dead letter's message is cut to this many characters: messages quote what was wrong (an id, a
+ * trigger, a date), and a body near INGEST_BODY_LIMIT quoting a large part of itself would make a dead
+ * letter larger than webhooks.dlq takes (the envelope plus ENVELOPE_OVERHEAD_BYTES).
+ */
+export const MAX_DEAD_LETTER_MESSAGE_CHARS = 2_000;
+
+/** The message, cut to MAX_DEAD_LETTER_MESSAGE_CHARS with a note of how much was cut. */
+export function boundedMessage(message: string): string {
+  if (message.length <= MAX_DEAD_LETTER_MESSAGE_CHARS) return message;
+  const cut = message.length - MAX_DEAD_LETTER_MESSAGE_CHARS;
+  return `${message.slice(0, MAX_DEAD_LETTER_MESSAGE_CHARS)}… (${cut} more characters)`;
+}
+
 export function buildDeadLetter(
   envelope: RawEnvelope,
   reason: DlqReason,
@@ -101,7 +115,7 @@ export function buildDeadLetter(
 ): DeadLetter {
   return {
     reason,
-    message,
+    message: boundedMessage(message),
     stage,
     webhookId: envelope.webhookId,
     source: envelope.source,

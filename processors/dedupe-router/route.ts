@@ -2,7 +2,7 @@
 // in tests. The dedupe happens before; the caller writes the outputs, the changelog record (kind)
 // and the input offset in one transaction.
 import type { ZodError } from 'zod';
-import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import { MAX_WEBHOOK_ID_BYTES, type RawEnvelope } from '../../schemas/raw-envelope.js';
 import {
   describeIssues,
   type EnergySwitchRecord,
@@ -208,9 +208,12 @@ function readDelivery(
     return new Reject('webhook-id-missing', `webhook.id is ${describeJson(id)}`);
   }
   if (id !== envelope.webhookId) {
+    const bytes = Buffer.byteLength(id, 'utf8');
     return new Reject(
       'webhook-id-mismatch',
-      `webhook.id is ${id} but the raw record's id is ${envelope.webhookId}`,
+      bytes > MAX_WEBHOOK_ID_BYTES
+        ? `webhook.id is ${bytes} bytes long, over the ${MAX_WEBHOOK_ID_BYTES} ingest keys a record by: the raw record's id is the body's digest, ${envelope.webhookId}`
+        : `webhook.id is ${id} but the raw record's id is ${envelope.webhookId}`,
     );
   }
 

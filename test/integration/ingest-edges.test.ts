@@ -91,6 +91,18 @@ describe('ingest refusals and edge cases', () => {
       ...json,
       'x-signature': signBody(anyBody, KEY),
     });
+    // An id and a trigger no platform sends, in a body at the limit: copied into the record as they are,
+    // they made it larger than raw takes (503 on every retry, the delivery lost).
+    const huge = JSON.stringify({
+      webhook: {
+        id: `wh_huge_${'i'.repeat(40_000)}`,
+        trigger: 'T'.repeat(2_000),
+        date: '2026-11-20T10:00:00Z',
+      },
+      pad: '',
+    });
+    const hugeBody = huge.replace('"pad":""', `"pad":"${'x'.repeat(LIMIT - Buffer.byteLength(huge))}"`);
+    await send('huge-id', '/webhooks/energy', hugeBody, { ...json, 'x-signature': signBody(hugeBody, KEY) });
     const xml = '<webhook id="wh_xml"/>';
     await send('xml', '/webhooks/energy', xml, {
       'content-type': 'application/xml',
@@ -163,6 +175,18 @@ describe('ingest refusals and edge cases', () => {
     const xml = records.find((r) => Buffer.from(r.envelope.body).toString() === '<webhook id="wh_xml"/>')!;
     expect(xml.key).toMatch(/^sha1:[0-9a-f]{40}$/);
     expect(xml.envelope.headers['content-type']).toBe('application/xml');
+  });
+
+  it('stores a body at the limit with a 40 KB id, keyed by its digest and without its 2 KB trigger', () => {
+    expect(statuses.get('huge-id')).toBe(200);
+    const stored = records.find((r) => Buffer.from(r.envelope.body).includes('"id":"wh_huge_'))!;
+    expect(stored.envelope.body.length).toBe(LIMIT);
+    expect(stored.key).toMatch(/^sha1:[0-9a-f]{40}$/);
+    expect(stored.envelope).toMatchObject({
+      webhookId: stored.key,
+      trigger: null,
+      webhookDate: '2026-11-20T10:00:00Z',
+    });
   });
 
   it('holds exactly the accepted deliveries', () => {

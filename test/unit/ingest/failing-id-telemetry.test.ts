@@ -182,7 +182,8 @@ describe('failing webhook ids in ingest', () => {
 
   it('holds a long id of a verified delivery by its digest, not its text', async () => {
     const h = await harness();
-    const long = 'y'.repeat(10_000);
+    // Longer than the ids it keeps as text, not than the ids ingest keys records by (MAX_WEBHOOK_ID_BYTES).
+    const long = 'y'.repeat(8_000);
     expect((await fail(h, body(long))).statusCode).toBe(503);
     expect(h.failingIds.get('energy', long)).toMatchObject({ webhookId: keptId(long), attempts: 1 });
     expect(keptId(long)).toMatch(/^sha256:[0-9a-f]{64}$/);

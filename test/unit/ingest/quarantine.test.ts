@@ -150,17 +150,19 @@ describe('holding a refused request', () => {
   });
 
   it('counts the whole record against the byte bound: a long id weighs twice, not once', async () => {
-    // 100 kB of budget: a 30 kB body whose id is the whole body makes a record of 60 kB and more.
-    const h = harness({ bytesPerSecond: 100_000 });
+    // 40 kB of budget: an 8 kB body whose id is most of it makes a record of 24 kB and more: the body, the
+    // id in the value and the id as the key (two would fit if the key were not counted). Ids are at most
+    // MAX_WEBHOOK_ID_BYTES (8 KiB) as keys.
+    const h = harness({ bytesPerSecond: 40_000 });
     const heavy = (n: number) =>
-      Buffer.from(`{"webhook":{"id":"${String(n).padEnd(30_000, 'x')}","trigger":"UserAdded"}}`);
+      Buffer.from(`{"webhook":{"id":"${String(n).padEnd(8_000, 'x')}","trigger":"UserAdded"}}`);
     for (let n = 0; n < 5; n++) {
       h.quarantine.hold(refused({ body: heavy(n), ingestId: `req-${n}` }));
       await h.runDeferred();
     }
     const kept = h.stored.reduce((sum, r) => sum + r.value.length + Buffer.byteLength(r.key), 0);
     expect(h.stored).toHaveLength(1);
-    expect(kept).toBeLessThanOrEqual(100_000);
+    expect(kept).toBeLessThanOrEqual(40_000);
     const dropped = await h.count('hookledger_ingest_quarantine_dropped_total');
     expect(dropped.reduce((sum, d) => sum + d.value, 0)).toBe(4);
   });
