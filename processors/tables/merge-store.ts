@@ -34,8 +34,8 @@ export class MergeStore extends ChangelogKeyValueStore<EntityState> {
   }
 
   /**
-   * Drops states that only remember a deletion older than the window (a tombstone in the changelog):
-   * by then no retry of an older delivery can arrive, so the marker has done its job.
+   * Drops the states that hold nothing (merge.ts forgettableFrom), each as a tombstone in the changelog.
+   * Deletion markers are kept for good, so that the set of events decides a row in any order.
    */
   forgetBefore(streamTime: number): number {
     const before = streamTime - this.windowMs;

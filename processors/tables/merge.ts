@@ -386,19 +386,23 @@ function computeLatest(state: EntityState): EntityLatest | null | undefined {
   return { fields, occurredAt: state.seenAt.at, webhookId: state.seenAt.webhookId };
 }
 
-/**
- * A deleted entity's state may be dropped once its deletion is older than `before` (the dedupe
- * window ago): by then no retry of an older delivery can arrive.
- */
+/** Whether a state may be dropped before `before` (stream time less the window): see forgettableFrom. */
 export function isForgettable(state: EntityState, before: number): boolean {
   const from = forgettableFrom(state);
   return from !== undefined && from < before;
 }
 
-/** The time from which a state may be forgotten (its deletion's, or 0 for an empty one); undefined: never. */
+/**
+ * The time from which a state may be forgotten: 0 for an empty one (it holds nothing), undefined (never)
+ * for one with fields or a deletion marker. A marker is kept for good, as the tables are: once it went
+ * when its deletion was older than the window of stream time, and stream time is the order the router
+ * wrote its partitions in, not the events' set. A replay, whose raw partitions progress unevenly (a sparse
+ * one months ahead of a dense one), forgot a marker before a late event older than the deletion came,
+ * and brought the entity back where live had kept it deleted (`replay diff` not clean).
+ */
 export function forgettableFrom(state: EntityState): number | undefined {
-  if (state.seenAt !== null) return undefined;
-  return state.deletedAt === null ? 0 : state.deletedAt.at;
+  if (state.seenAt !== null || state.deletedAt !== null) return undefined;
+  return 0;
 }
 
 function sameRow(a: EntityLatest | null | undefined, b: EntityLatest | null | undefined): boolean {

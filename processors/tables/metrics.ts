@@ -20,7 +20,7 @@ export function tablesMetricEvents(registry: Registry): Record<string, EventHand
   });
   const forgotten = new Counter({
     name: 'hookledger_tables_forgotten_total',
-    help: 'Deletion markers dropped after the dedupe window (by stream time).',
+    help: 'Merge states dropped because they hold nothing (deletion markers are kept for good).',
     labelNames: ['table'] as const,
     registers,
   });

@@ -7,7 +7,7 @@ import type { InputRecord, Processor, ProcessorContext } from '../../runtime/str
 import { applyEvent, latestValue, type MergeEvent } from './merge.js';
 import { MERGE_STORE, type MergeStore } from './merge-store.js';
 
-/** Stream time between two sweeps for deletion markers past the window. */
+/** Stream time between two sweeps for states that hold nothing (deletion markers are kept: merge.ts). */
 export const SWEEP_INTERVAL_MS = 3_600_000;
 
 /** An entity event as decoded from its stream (the fields the merge reads, plus receivedAt). */

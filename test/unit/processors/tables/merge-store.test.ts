@@ -22,18 +22,17 @@ describe.each([
   ['in memory', () => new MergeStore(7 * DAY)],
   ['on disk (LMDB)', () => new MergeStore(7 * DAY, dirs.open())],
 ])('the merge store %s', (_kind, create) => {
-  it('forgets only deletion markers older than the window, and logs each as a tombstone', () => {
+  it('keeps deletion markers for good, and forgets only a state that holds nothing, as a tombstone', () => {
     const store = create();
     store.put('old-deletion', deletedAt(T0), T0);
-    store.put('recent-deletion', deletedAt(T0 + 5 * DAY), T0 + 5 * DAY);
     store.put('alive', alive(T0), T0);
+    store.put('empty', { deletedAt: null, seenAt: null, fields: {} }, T0);
     store.commit();
-    const now = T0 + 8 * DAY;
+    const now = T0 + 400 * DAY;
     expect(store.forgetBefore(now)).toBe(1);
-    expect(store.takeChangelog()).toEqual([{ key: 'old-deletion', value: null, timestamp: now }]);
+    expect(store.takeChangelog()).toEqual([{ key: 'empty', value: null, timestamp: now }]);
     store.commit();
-    expect(store.get('old-deletion')).toBeUndefined();
-    expect(store.get('recent-deletion')).toEqual(deletedAt(T0 + 5 * DAY));
+    expect(store.get('old-deletion')).toEqual(deletedAt(T0));
     expect(store.get('alive')).toEqual(alive(T0));
     expect(store.size).toBe(2);
     expect(store.forgetBefore(now)).toBe(0);
@@ -55,9 +54,10 @@ describe('the merge store on disk', () => {
     const store = new MergeStore(7 * DAY, dirs.open());
     for (let i = 0; i < 1_000; i++) store.put(`alive-${i}`, alive(T0), T0);
     for (let i = 0; i < 10; i++) store.put(`deleted-${i}`, deletedAt(T0 + i * DAY), T0);
+    for (let i = 0; i < 3; i++) store.put(`empty-${i}`, { deletedAt: null, seenAt: null, fields: {} }, T0);
     store.commit();
     const state = store.state as { dueBefore(before: number): string[] };
-    expect(state.dueBefore(T0 + 3 * DAY).sort()).toEqual(['deleted-0', 'deleted-1', 'deleted-2']);
-    expect(store.forgetBefore(T0 + 10 * DAY)).toBe(3);
+    expect(state.dueBefore(T0 + 30 * DAY).sort()).toEqual(['empty-0', 'empty-1', 'empty-2']);
+    expect(store.forgetBefore(T0 + 30 * DAY)).toBe(3);
   });
 });
