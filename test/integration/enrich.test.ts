@@ -12,9 +12,10 @@ import { enrichAppId, startEnrich } from '../../processors/enrich/main.js';
 import { startTables, tablesAppId } from '../../processors/tables/main.js';
 import { FULL_ENERGY_SWITCH_QUERY } from '../../runtime/config.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
+import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { envelopeFor } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, quietLogger, randomPrefix, runInProcess } from './processors-harness.js';
 
 const MINIMAL_QUERY =
   'query EnergySwitch($id: ID!) { getEnergySwitch(id: $id) { __typename ... on OperationFailure { description(locale: en_GB) } ... on EnergySwitch { id date } } }';
@@ -213,6 +214,11 @@ describe('the enrich stage', () => {
     expect(dead.map((d) => [d.value?.reason, d.value?.stage, d.value?.webhookId])).toEqual([
       ['graphql-errors', 'enrich.fetch', expect.stringMatching(/_es_err#fetched$/)],
     ]);
+    // A redrive sends deliveries again, never an answer of the API: before, this one went into
+    // webhooks.raw (unsigned, never delivered) and was routed as a first delivery of `<id>#fetched`.
+    const { code, text } = await runInProcess(runRedriveCommand, ['--json'], harness.environment());
+    expect(code).toBe(0);
+    expect(JSON.parse(text)).toMatchObject({ read: 1, sent: 0, skippedFetchAnswers: 1 });
   });
 
   it('leaves the full fields in the .latest row, and an older delivery cannot roll them back', async () => {

@@ -15,7 +15,13 @@ import { type OutRecord, openWriter, type RecordWriter } from '../../runtime/kaf
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Serde } from '../../schemas/serde.js';
 import { topicNames, valueSubject } from '../../schemas/topics.js';
-import { EXPIRY_MARGIN_MS, type RedriveFilter, Selection, type SelectionCounts } from './select.js';
+import {
+  EXPIRY_MARGIN_MS,
+  FETCH_STAGE,
+  type RedriveFilter,
+  Selection,
+  type SelectionCounts,
+} from './select.js';
 
 export type { RedriveFilter } from './select.js';
 
@@ -222,6 +228,12 @@ export function redriveSummary(result: RedriveResult): string {
     ...(result.skippedUndecodable > 0
       ? [
           `  skipped       ${result.skippedUndecodable} not raw envelopes (${UNDECODABLE_REASON}): nothing to send again`,
+        ]
+      : []),
+    ...(result.skippedFetchAnswers > 0
+      ? [
+          `  skipped       ${result.skippedFetchAnswers} answers of the enrich stage's fetches (stage ${FETCH_STAGE}): not deliveries;`,
+          '                the deliveries they were to enrich were routed, and the stage fetches again for the next',
         ]
       : []),
     ...(result.skippedExpired > 0

@@ -1,5 +1,6 @@
 // Which dead letters a redrive run sends again: those its filter chooses, less those there is nothing to
-// send for, those the router may have forgotten, and later letters of an id already sent.
+// send for (no envelope; an enrich fetch's answer), those the router may have forgotten, and later
+// letters of an id already sent.
 import { UNDECODABLE_REASON } from '../../processors/dedupe-router/poison.js';
 
 export interface RedriveFilter {
@@ -43,7 +44,10 @@ export function isExpired(
   return timestamp < now - (dedupeWindowMs - marginMs);
 }
 
-export type Verdict = 'send' | 'filtered' | 'undecodable' | 'expired' | 'repeat';
+export type Verdict = 'send' | 'filtered' | 'undecodable' | 'fetch-answer' | 'expired' | 'repeat';
+
+/** The stage of the enrich stage's dead letters: an answer of the platform's API, not a delivery. */
+export const FETCH_STAGE = 'enrich.fetch';
 
 export interface SelectionCounts {
   /** Dead letters read from webhooks.dlq. */
@@ -53,6 +57,12 @@ export interface SelectionCounts {
   skippedByFilter: number;
   /** Dead letters of records that were not raw envelopes: there is no envelope to send again. */
   skippedUndecodable: number;
+  /**
+   * The enrich stage's dead letters (stage enrich.fetch): they hold an answer of the platform's API under
+   * `<id>#fetched`, never signed nor delivered, so they do not go to webhooks.raw. The delivery they
+   * were to enrich was routed (its thin event stands); the stage fetches again for its next delivery.
+   */
+  skippedFetchAnswers: number;
   /** Recorded longer ago than DEDUPE_WINDOW less the margin, and not sent without --include-expired. */
   skippedExpired: number;
   /** Later dead letters of an id already chosen in this run (its first one is sent once). */
@@ -77,6 +87,7 @@ export class Selection {
     selected: new Map(),
     skippedByFilter: 0,
     skippedUndecodable: 0,
+    skippedFetchAnswers: 0,
     skippedExpired: 0,
     repeats: 0,
   };
@@ -87,7 +98,10 @@ export class Selection {
     this.#now = rule.now ?? Date.now;
   }
 
-  choose(letter: { reason: string; source: string; webhookId: string }, timestamp: number): Verdict {
+  choose(
+    letter: { reason: string; source: string; webhookId: string; stage?: string },
+    timestamp: number,
+  ): Verdict {
     const counts = this.counts;
     counts.read++;
     if (!matches(this.rule.filter, letter.reason, timestamp)) {
@@ -98,6 +112,10 @@ export class Selection {
     if (letter.reason === UNDECODABLE_REASON) {
       counts.skippedUndecodable++;
       return 'undecodable';
+    }
+    if (letter.stage === FETCH_STAGE) {
+      counts.skippedFetchAnswers++;
+      return 'fetch-answer';
     }
     // Not remembered as seen: a later letter of the same id, within the window, is still sent.
     if (

@@ -48,6 +48,7 @@ describe('redrive', () => {
     sent: 2,
     skippedByFilter: 2,
     skippedUndecodable: 0,
+    skippedFetchAnswers: 0,
     skippedExpired: 0,
     repeats: 1,
     dedupeWindowMs: 7 * 86_400_000,

@@ -64,4 +64,19 @@ describe('redrive selection', () => {
     expect(run.counts).toMatchObject({ skippedByFilter: 1, skippedExpired: 0 });
     expect(any.counts).toMatchObject({ skippedUndecodable: 1, skippedExpired: 0 });
   });
+
+  it('never sends the enrich stage’s dead letters: an API answer under <id>#fetched is no delivery', () => {
+    const run = selection();
+    const answer = { ...letter('x#fetched', 'record-invalid'), stage: 'enrich.fetch' };
+    expect(run.choose(answer, NOW - DAY)).toBe('fetch-answer');
+    // The delivery's own letter, same reason, is sent.
+    expect(run.choose({ ...letter('x', 'record-invalid'), stage: 'dedupe-router.route' }, NOW - DAY)).toBe(
+      'send',
+    );
+    expect(run.counts).toMatchObject({
+      read: 2,
+      skippedFetchAnswers: 1,
+      selected: new Map([['record-invalid', 2]]),
+    });
+  });
 });

@@ -51,7 +51,7 @@ options:
                        earlier redrive sent them (their ids are routed as first deliveries)
   --dry-run            read and count; send nothing
   --json               one JSON object on stdout: {runId, dryRun, read, selected: {<reason>: n}, sent,
-                       skippedByFilter, skippedUndecodable, skippedExpired, repeats, dedupeWindowMs,
+                       skippedByFilter, skippedUndecodable, skippedFetchAnswers, skippedExpired, repeats, dedupeWindowMs,
                        includeExpired}
   -h, --help           this text
 
