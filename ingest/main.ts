@@ -1,5 +1,6 @@
 // Runs ingest: config → dependencies → listen, and on SIGTERM/SIGINT: stop HTTP, flush, disconnect.
 import { readFileSync } from 'node:fs';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError, loadConfig } from '../runtime/config.js';
 import { logStartConfig } from '../runtime/config-view.js';
@@ -66,7 +67,9 @@ export interface RunningIngest {
   close(): Promise<void>;
 }
 
-function readTls(config: Config): { cert: Buffer; key: Buffer } | undefined {
+export function readTls(
+  config: Pick<Config, 'INGEST_TLS_CERT_FILE' | 'INGEST_TLS_KEY_FILE'>,
+): { cert: Buffer; key: Buffer } | undefined {
   const { INGEST_TLS_CERT_FILE: certFile, INGEST_TLS_KEY_FILE: keyFile } = config;
   if (!certFile && !keyFile) return undefined;
   if (!certFile)
@@ -82,7 +85,24 @@ function readTls(config: Config): { cert: Buffer; key: Buffer } | undefined {
       );
     }
   };
-  return { cert: read('INGEST_TLS_CERT_FILE', certFile), key: read('INGEST_TLS_KEY_FILE', keyFile) };
+  const cert = read('INGEST_TLS_CERT_FILE', certFile);
+  const key = read('INGEST_TLS_KEY_FILE', keyFile);
+  // Parsed here as the HTTPS server will (a TLS context), so that a DER file, the two swapped or a key of
+  // another certificate is said with the variable's name, not as a stack from inside the server.
+  const context = (options: SecureContextOptions, problem: string) => {
+    try {
+      createSecureContext(options);
+    } catch (error) {
+      throw new ConfigError(`${problem} (${(error as Error).message})`);
+    }
+  };
+  context({ cert }, `INGEST_TLS_CERT_FILE: ${JSON.stringify(certFile)} is not a PEM certificate`);
+  context({ key }, `INGEST_TLS_KEY_FILE: ${JSON.stringify(keyFile)} is not a PEM private key`);
+  context(
+    { cert, key },
+    `INGEST_TLS_KEY_FILE: ${JSON.stringify(keyFile)} is not the private key of INGEST_TLS_CERT_FILE's certificate`,
+  );
+  return { cert, key };
 }
 
 /** Starts ingest and listens; resolves once it accepts connections. */
@@ -130,6 +150,13 @@ export async function startIngest({
       assertRawTopicFitsBodyLimit(admin, { rawTopic, bodyLimit: config.INGEST_BODY_LIMIT }),
     );
   }
+  // Requests a signed source refuses are kept (within a bound) on a path of their own. Checked before any
+  // client starts: a check that fails (no rights, a timeout) stops the start with nothing left running.
+  const signed = [...sources.values()].some((source) => source.signature === 'required');
+  const keepRefused =
+    config.INGEST_QUARANTINE &&
+    signed &&
+    (skipTopicCheck || (await quarantineTopicExists({ config, settings, logger })));
 
   const metrics = createIngestMetrics();
   const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-ingest' });
@@ -164,14 +191,7 @@ export async function startIngest({
   });
   metrics.watch({ pendingBytes: () => producer.pendingBytes, ready: () => producer.ready });
   producer.start();
-  // Requests a signed source refuses are kept (within a bound) on a path of their own.
-  const signed = [...sources.values()].some((source) => source.signature === 'required');
-  const quarantine =
-    config.INGEST_QUARANTINE &&
-    signed &&
-    (skipTopicCheck || (await quarantineTopicExists({ config, settings, logger })))
-      ? startQuarantine({ config, settings, serde, metrics, logger })
-      : undefined;
+  const quarantine = keepRefused ? startQuarantine({ config, settings, serde, metrics, logger }) : undefined;
   const summary = startRequestSummary({ requests: metrics.requests, logger });
   const drain = createDrain({ delayMs: config.INGEST_DRAIN_DELAY_MS, logger });
 

@@ -341,6 +341,9 @@ const environment = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** The least time a request's write gets past its batch's linger (a produce acknowledged by all replicas). */
+const MIN_DEADLINE_OVER_LINGER_MS = 100;
+
 /** Rules across variables, each reported on the variable to change. */
 const consistentEnvironment = environment.superRefine((config, ctx) => {
   // A delivery dated up to WEBHOOK_MAX_AHEAD after its receipt is still accepted WEBHOOK_MAX_AGE after its
@@ -352,6 +355,14 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       code: 'custom',
       path: ['DEDUPE_WINDOW'],
       message: `must be at least WEBHOOK_MAX_AGE + WEBHOOK_MAX_AHEAD (${formatDuration(config.WEBHOOK_MAX_AGE)} + ${formatDuration(config.WEBHOOK_MAX_AHEAD)} = ${formatDuration(retriesAcceptedFor)}): a retry accepted after the window would otherwise be routed again`,
+    });
+  // A request waits up to INGEST_LINGER_MS for its batch, then a produce with acks=all; librdkafka also
+  // refuses a message.timeout.ms (the deadline) not above its own linger.ms: every request would get 503.
+  if (config.INGEST_DEADLINE_MS < config.INGEST_LINGER_MS + MIN_DEADLINE_OVER_LINGER_MS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['INGEST_DEADLINE_MS'],
+      message: `must be at least INGEST_LINGER_MS + ${MIN_DEADLINE_OVER_LINGER_MS} ms (${config.INGEST_LINGER_MS + MIN_DEADLINE_OVER_LINGER_MS} ms): a request waits that long for its batch, then for Kafka's acknowledgement`,
     });
   if (config.ENRICH && config.ENRICH_ALLOWED_ENDPOINTS.size === 0)
     ctx.addIssue({

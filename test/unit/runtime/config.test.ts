@@ -149,6 +149,18 @@ describe('configuration from the environment', () => {
     expect(errorOf({ ...minimal, INGEST_DEADLINE_MS: '30000' })).toMatch(/^INGEST_DEADLINE_MS: /);
   });
 
+  it('refuses a deadline no write can meet: within its batch’s linger and a round trip to Kafka', () => {
+    // Before, 1 ms was taken: librdkafka refused the producer (message.timeout.ms not above linger.ms) and
+    // ingest never got ready.
+    expect(errorOf({ ...minimal, INGEST_DEADLINE_MS: '1' })).toBe(
+      'INGEST_DEADLINE_MS: must be at least INGEST_LINGER_MS + 100 ms (102 ms): a request waits that long for its batch, then for Kafka\'s acknowledgement (got "1")',
+    );
+    expect(errorOf({ ...minimal, INGEST_DEADLINE_MS: '500', INGEST_LINGER_MS: '450' })).toMatch(
+      /^INGEST_DEADLINE_MS: must be at least INGEST_LINGER_MS \+ 100 ms \(550 ms\)/,
+    );
+    expect(loadConfig({ ...minimal, INGEST_DEADLINE_MS: '102' }).INGEST_DEADLINE_MS).toBe(102);
+  });
+
   it('reads WEBHOOK_DATE_ZONE as minutes east of UTC, and leaves it unset by default', () => {
     expect(loadConfig(minimal).WEBHOOK_DATE_ZONE).toBeUndefined();
     const zone = (value: string) => loadConfig({ ...minimal, WEBHOOK_DATE_ZONE: value }).WEBHOOK_DATE_ZONE;

@@ -43,7 +43,7 @@ export const command: Command = {
       if (error instanceof RawTopicError) throw new CommandFailed(error.message);
       // The cluster cannot be reached (or refuses) for the start-up check: one line, not a stack.
       if (isClusterError(error)) {
-        throw new CommandFailed(`cannot check the raw topic on KAFKA_BROKERS: ${(error as Error).message}`);
+        throw new CommandFailed(`cannot check the topics on KAFKA_BROKERS: ${(error as Error).message}`);
       }
       throw error;
     }
