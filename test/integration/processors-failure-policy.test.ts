@@ -44,6 +44,42 @@ const startRouter = (harness: ProcessorsHarness, decide: Routing, logger?: Logge
     ...(logger === undefined ? {} : { logger }),
   });
 
+/**
+ * With the router running: routes `before`, lowers webhooks.unique's max.message.bytes to `limit`, then
+ * routes `after`, each until the router has caught up.
+ */
+async function routeAroundLoweredLimit(
+  harness: ProcessorsHarness,
+  before: RawEnvelope[],
+  limit: number,
+  after: RawEnvelope[],
+): Promise<void> {
+  const caughtUp = () =>
+    harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+  await harness.produceRaw(before);
+  await caughtUp();
+  await alterTopicConfig(harness, harness.names.unique, `max.message.bytes=${limit}`);
+  await harness.produceRaw(after);
+  await caughtUp();
+}
+
+/**
+ * The router dead-lettered exactly `tooLarge` (output-too-large), routed each of `ids` to webhooks.unique
+ * once, and runs on.
+ */
+async function expectOnlyTooLarge(
+  harness: ProcessorsHarness,
+  app: StreamApp,
+  tooLarge: string,
+  ids: readonly string[],
+): Promise<void> {
+  const dlq = await harness.read<{ reason: string; webhookId: string }>(harness.names.dlq);
+  expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason])).toEqual([[tooLarge, 'output-too-large']]);
+  const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
+  expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...ids].sort());
+  expect(app.failure()).toBeUndefined();
+}
+
 describe('the stream kit’s failure policy', () => {
   const apps: StreamApp[] = [];
   afterEach(async () => {
@@ -81,23 +117,18 @@ describe('the stream kit’s failure policy', () => {
     const app = await startRouter(harness, route);
     apps.push(app);
     const before = generateLoad({ ids: 10, retries: 0, run: 'before' });
-    await harness.produceRaw(before.envelopes);
-    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
-
+    const after = generateLoad({ ids: 10, retries: 0, run: 'after' });
+    const big = padded(after.envelopes[3]!, 'wh-big', 150_000);
     // An operator lowers webhooks.unique's max.message.bytes while the router runs: the limits it read at
     // its start no longer hold, so the broker refuses the large record at the commit. Before, the batch
     // was aborted and retried with the same stale limit for ever (the partition stalled).
-    await alterTopicConfig(harness, harness.names.unique, 'max.message.bytes=100000');
-    const after = generateLoad({ ids: 10, retries: 0, run: 'after' });
-    const big = padded(after.envelopes[3]!, 'wh-big', 150_000);
-    await harness.produceRaw([...after.envelopes.slice(0, 5), big, ...after.envelopes.slice(5)]);
-    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+    await routeAroundLoweredLimit(harness, before.envelopes, 100_000, [
+      ...after.envelopes.slice(0, 5),
+      big,
+      ...after.envelopes.slice(5),
+    ]);
 
-    const dlq = await harness.read<{ reason: string; webhookId: string }>(harness.names.dlq);
-    expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason])).toEqual([['wh-big', 'output-too-large']]);
-    const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
-    expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...before.ids, ...after.ids].sort());
-    expect(app.failure()).toBeUndefined();
+    await expectOnlyTooLarge(harness, app, 'wh-big', [...before.ids, ...after.ids]);
   }, 180_000);
 
   it('keeps its batches under a small max.message.bytes set before it started', async () => {
@@ -113,11 +144,7 @@ describe('the stream kit’s failure policy', () => {
     apps.push(app);
     await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
 
-    const dlq = await harness.read<{ reason: string; webhookId: string }>(harness.names.dlq);
-    expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason])).toEqual([['wh-over', 'output-too-large']]);
-    const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
-    expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...load.ids].sort());
-    expect(app.failure()).toBeUndefined();
+    await expectOnlyTooLarge(harness, app, 'wh-over', load.ids);
   }, 180_000);
 
   it('renews its producer when a limit lowered while it runs needs smaller batches', async () => {
@@ -128,23 +155,14 @@ describe('the stream kit’s failure policy', () => {
     const app = await startRouter(harness, route, logger);
     apps.push(app);
     const before = generateLoad({ ids: 5, retries: 0, run: 'before' });
-    await harness.produceRaw(before.envelopes);
-    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
-
+    const after = generateLoad({ ids: 30, retries: 0, run: 'after' });
+    const over = padded(after.envelopes[0]!, 'wh-over', 8_000);
     // The running producer batches up to 1 MB: once webhooks.unique takes 4,000 bytes, the broker refuses
     // its batches of these small records whole, on every retry, until a producer sized for the new limit
     // takes over (before, only a producer fenced by chance or a restart did: the partition stalled).
-    await alterTopicConfig(harness, harness.names.unique, 'max.message.bytes=4000');
-    const after = generateLoad({ ids: 30, retries: 0, run: 'after' });
-    const over = padded(after.envelopes[0]!, 'wh-over', 8_000);
-    await harness.produceRaw([...after.envelopes, over]);
-    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw], STEP_TIMEOUT_MS);
+    await routeAroundLoweredLimit(harness, before.envelopes, 4_000, [...after.envelopes, over]);
 
-    const dlq = await harness.read<{ reason: string; webhookId: string }>(harness.names.dlq);
-    expect(dlq.map((r) => [r.value!.webhookId, r.value!.reason])).toEqual([['wh-over', 'output-too-large']]);
-    const unique = await harness.read<{ webhookId: string }>(harness.names.unique);
-    expect(unique.map((r) => r.value!.webhookId).sort()).toEqual([...before.ids, ...after.ids].sort());
-    expect(app.failure()).toBeUndefined();
+    await expectOnlyTooLarge(harness, app, 'wh-over', [...before.ids, ...after.ids]);
     // Renewed after the failure that read the new limit, or the next one (the read runs in the background):
     // not after dozens of refused batches.
     expect(

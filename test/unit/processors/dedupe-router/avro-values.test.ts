@@ -4,9 +4,10 @@ import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import type { EntityEvent } from '../../../../processors/dedupe-router/entity-event.js';
-import { type RouteOutput, route } from '../../../../processors/dedupe-router/route.js';
+import { route } from '../../../../processors/dedupe-router/route.js';
 import { applyEvent, type EntityState, latestValue } from '../../../../processors/tables/merge.js';
 import { envelopeFor, storedDeliveries } from '../fixtures.js';
+import { SCHEMA_OF } from './written-decision.js';
 
 const schemasDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../schemas');
 
@@ -14,20 +15,6 @@ function schema(name: string): { json: unknown; type: avro.Type } {
   const json = JSON.parse(readFileSync(path.join(schemasDir, `${name}.avsc`), 'utf8'));
   return { json, type: avro.Type.forSchema(json) };
 }
-
-/** The value schema of each routed topic (registered as `<topic>-value`). */
-const SCHEMA_OF: Record<RouteOutput['topic'], string> = {
-  'webhooks.unique': 'raw-envelope',
-  'entity.user': 'entity-event',
-  'entity.account': 'entity-event',
-  'entity.document': 'entity-event',
-  'entity.todo': 'entity-event',
-  'entity.other': 'entity-event',
-  'entity.energy-switch': 'entity-energy-switch',
-  'entity.energy-switch-commission': 'entity-energy-switch-commission',
-  'webhooks.failures': 'webhook-failure',
-  'webhooks.dlq': 'dead-letter',
-};
 
 const NEW_SCHEMAS = [
   'entity-event',

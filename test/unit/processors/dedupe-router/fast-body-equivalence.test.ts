@@ -6,8 +6,6 @@
 // byte-identical outputs: topics, keys, Avro values, dead-letter reasons and messages.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import avro from 'avsc';
 import fc from 'fast-check';
 import { LosslessNumber, parse, stringify } from 'lossless-json';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -16,34 +14,12 @@ import {
   parseJsonFast,
   stringifyJsonFast,
 } from '../../../../processors/dedupe-router/fast-json.js';
-import { type RoutedOutputs, routeFast } from '../../../../processors/dedupe-router/fast-route.js';
-import {
-  type RouteContext,
-  type RouteOutput,
-  type RouteSettings,
-  route,
-} from '../../../../processors/dedupe-router/route.js';
+import { routeFast } from '../../../../processors/dedupe-router/fast-route.js';
+import { type RouteContext, type RouteSettings, route } from '../../../../processors/dedupe-router/route.js';
 import type { RawEnvelope } from '../../../../schemas/raw-envelope.js';
-import { AVRO_HEADER_BYTES, EncodedAvroValue } from '../../../../schemas/serde.js';
 import { generateLoad } from '../../../integration/processors-load.js';
 import { envelopeFor, FIXTURES_DIR, storedDeliveries } from '../fixtures.js';
-
-const schemasDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../schemas');
-const typeOf = (name: string) =>
-  avro.Type.forSchema(JSON.parse(readFileSync(path.join(schemasDir, `${name}.avsc`), 'utf8')));
-const SCHEMA_OF: Record<RouteOutput['topic'], string> = {
-  'webhooks.unique': 'raw-envelope',
-  'entity.user': 'entity-event',
-  'entity.account': 'entity-event',
-  'entity.document': 'entity-event',
-  'entity.todo': 'entity-event',
-  'entity.other': 'entity-event',
-  'entity.energy-switch': 'entity-energy-switch',
-  'entity.energy-switch-commission': 'entity-energy-switch-commission',
-  'webhooks.failures': 'webhook-failure',
-  'webhooks.dlq': 'dead-letter',
-};
-const types = new Map(Object.entries(SCHEMA_OF).map(([topic, name]) => [topic, typeOf(name)]));
+import { written } from './written-decision.js';
 
 /** route() with the body parsed and written back by lossless-json alone: the router before the fast paths. */
 let routeLossless: typeof route;
@@ -56,25 +32,6 @@ beforeAll(async () => {
   routeLossless = (await import('../../../../processors/dedupe-router/route.js')).route;
   vi.doUnmock('../../../../processors/dedupe-router/fast-json.js');
 });
-
-/**
- * A decision as bytes: what the router would write (topic, key, Avro value) and why. A value the fast
- * route wrote as Avro already is its bytes after the header's room.
- */
-function written(decision: RoutedOutputs) {
-  return {
-    kind: decision.kind,
-    reason: decision.reason,
-    outputs: decision.outputs.map((o) => ({
-      topic: o.topic,
-      key: o.key,
-      value: (o.value instanceof EncodedAvroValue
-        ? o.value.buffer.subarray(AVRO_HEADER_BYTES)
-        : types.get(o.topic)!.toBuffer(o.value)
-      ).toString('hex'),
-    })),
-  };
-}
 
 const SETTINGS: RouteSettings = {
   webhookDateOffsetMinutes: 60,

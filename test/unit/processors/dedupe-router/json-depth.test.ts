@@ -1,45 +1,16 @@
 // A body nested deeper than MAX_JSON_DEPTH is refused alike by route() (`body-not-json`, never a throw:
 // every reader after the byte scans recurses once a level) and by the fast path's scan (it gives up, so
 // route() decides); at the limit both route it to the same bytes, and the tables stage reads its event.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { scanDelivery } from '../../../../processors/dedupe-router/delivery-scan.js';
 import type { EntityEvent } from '../../../../processors/dedupe-router/entity-event.js';
-import { type RoutedOutputs, routeFast } from '../../../../processors/dedupe-router/fast-route.js';
+import { routeFast } from '../../../../processors/dedupe-router/fast-route.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../../../processors/dedupe-router/json-bytes.js';
 import { parseBody } from '../../../../processors/dedupe-router/parse-body.js';
 import { route } from '../../../../processors/dedupe-router/route.js';
 import { applyEvent, tableFields } from '../../../../processors/tables/merge.js';
 import type { RawEnvelope } from '../../../../schemas/raw-envelope.js';
-import { AVRO_HEADER_BYTES, EncodedAvroValue } from '../../../../schemas/serde.js';
-
-const schemasDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../schemas');
-const typeOf = (name: string) =>
-  avro.Type.forSchema(JSON.parse(readFileSync(path.join(schemasDir, `${name}.avsc`), 'utf8')));
-const types = new Map([
-  ['webhooks.unique', typeOf('raw-envelope')],
-  ['entity.user', typeOf('entity-event')],
-  ['webhooks.dlq', typeOf('dead-letter')],
-]);
-
-/** What the router would write: topics, keys and Avro bytes (the fast route's values are Avro already). */
-function written(decision: RoutedOutputs) {
-  return {
-    kind: decision.kind,
-    reason: decision.reason,
-    outputs: decision.outputs.map((o) => ({
-      topic: o.topic,
-      key: o.key,
-      value: (o.value instanceof EncodedAvroValue
-        ? o.value.buffer.subarray(AVRO_HEADER_BYTES)
-        : types.get(o.topic)!.toBuffer(o.value)
-      ).toString('hex'),
-    })),
-  };
-}
+import { written } from './written-decision.js';
 
 type Shape = 'objects' | 'arrays' | 'mixed';
 
