@@ -1,7 +1,7 @@
 // hookledger replay interrupted half-way and run again with the same id: every delivery once, within the
-// first run's bounds, and the trigger filter applied to both runs.
+// first run's bounds, and the first run's trigger filter applied to both runs (given again or not).
 import { describe, expect, it } from 'vitest';
-import { runReplay } from '../../tools/replay/replay.js';
+import { ReplayConflictError, runReplay } from '../../tools/replay/replay.js';
 import { replayTopic } from '../../tools/replay/topics.js';
 import { testStack } from '../helpers/stack.js';
 import { envelopeFor } from '../unit/processors/fixtures.js';
@@ -55,9 +55,17 @@ describe('an interrupted replay run again with the same id', () => {
     // Written after the first run began: past its bounds, so never replayed by this id.
     await harness.produceRaw([delivery(count, 'UserAdded')]);
 
-    const second = await runReplay({ ...base, request: {} });
+    // Another filter than the first run's is refused; none (as the printed resume command has it) takes the
+    // first run's. Before, a resume without --trigger routed every trigger of what was left.
+    await expect(runReplay({ ...base, triggers: ['AccountAdded'], request: {} })).rejects.toThrow(
+      new ReplayConflictError(
+        'replay took only --trigger UserAdded in its first run: run it again with the same --trigger (or none), or use a new --id',
+      ),
+    );
+    const second = await runReplay({ ...base, triggers: undefined, request: {} });
     expect(second.completed).toBe(true);
     expect(second.resumed).toBe(true);
+    expect(second.triggers).toEqual(['UserAdded']);
     const read = first.stages[0]!.counts.read + second.stages[0]!.counts.read;
     expect(read).toBe(count - count / 10 + 90);
 

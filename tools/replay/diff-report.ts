@@ -75,6 +75,14 @@ export function diffText(diff: ReplayDiff): string {
   ];
   const details = diff.topics.flatMap(topicLines);
   if (details.length > 0) lines.push('', ...details);
+  if (diff.source.startedLate && diff.topics.some((t) => t.onlyReplay.length > 0))
+    lines.push(
+      '',
+      'the replay began after the first records of webhooks.raw (--from, --from-offset) with empty dedupe state:',
+      'a retry inside its range whose first delivery came before it is routed by the replay, where live dropped',
+      'it as a duplicate, so such ids are only in the replay. To compare them, replay from at least DEDUPE_WINDOW',
+      'before the time you care about.',
+    );
   const differing = diff.topics.filter(differs);
   const keys = differing.reduce((n, t) => n + t.onlyLive.length + t.onlyReplay.length + t.differ.length, 0);
   lines.push(
@@ -100,6 +108,7 @@ export function diffJson(diff: ReplayDiff): string {
       ),
       triggers: diff.source.triggers ?? null,
       noted: diff.source.noted,
+      startedLate: diff.source.startedLate,
     },
     topics: diff.topics,
   });

@@ -54,6 +54,11 @@ export interface ReplayDiff {
     triggers: string[] | undefined;
     /** False: the replay kept no starts (made by an older hookledger); whole partitions were assumed. */
     noted: boolean;
+    /**
+     * The replay of webhooks.raw began after a partition's first record (--from, --from-offset): its
+     * dedupe state started empty there, where live's held the ids delivered before.
+     */
+    startedLate: boolean;
   };
   topics: TopicDiff[];
 }
@@ -224,6 +229,7 @@ export async function diffReplay({
     const ranges = new Map<string, PartitionRange[]>();
     let triggers: string[] | undefined;
     let noted = true;
+    let startedLate = false;
     for (const topic of sources) {
       const marks = (await admin.watermarks(topic)).map((m) => ({
         partition: m.partition,
@@ -235,6 +241,8 @@ export async function diffReplay({
       ranges.set(topic, kept.ranges);
       triggers = kept.triggers;
       noted &&= kept.noted;
+      const lows = new Map(marks.map((m) => [m.partition, m.low]));
+      if (fromRaw) startedLate ||= kept.ranges.some((r) => r.start > (lows.get(r.partition) ?? 0n));
     }
     if (fromRaw) {
       await expectComplete(
@@ -351,6 +359,6 @@ export async function diffReplay({
       );
     }
     report(true);
-    return { id, source: { ranges, triggers, noted }, topics: diffs };
+    return { id, source: { ranges, triggers, noted, startedLate }, topics: diffs };
   });
 }

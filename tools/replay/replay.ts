@@ -25,7 +25,7 @@ import {
   startGroupAt,
 } from './bounds.js';
 import { follow, type ReplayProgress, type RunningPart, startsOf } from './follow.js';
-import { saveNotedBounds } from './kept-request.js';
+import { loadKeptRequest, saveNotedBounds } from './kept-request.js';
 import { ensureReplayTopics, replayAppId, replaySpecs, replayTopic } from './topics.js';
 
 export type { ReplayProgress } from './follow.js';
@@ -95,8 +95,9 @@ async function boundsFor(
     request: RangeRequest;
     triggers?: readonly string[] | undefined;
   },
-): Promise<{ ranges: PartitionRange[]; resumed: boolean }> {
-  const { settings, boundsGroup, appId, topic, request, triggers } = options;
+): Promise<{ ranges: PartitionRange[]; resumed: boolean; triggers: readonly string[] | undefined }> {
+  const { settings, boundsGroup, appId, topic, request } = options;
+  let { triggers } = options;
   const stored = await loadBounds(admin, boundsGroup, topic);
   let ends: Map<number, bigint>;
   let starts: PartitionRange[];
@@ -106,7 +107,18 @@ async function boundsFor(
         `replay bounds are kept from its first run (end offsets of ${topic}: ${[...stored].map(([p, o]) => `${p}:${o}`).join(',')}): run it again without --from/--to/--from-offset/--to-offset, or use a new --id`,
       );
     ends = stored;
-    starts = [...stored].map(([partition, end]) => ({ partition, start: 0n, end }));
+    // A resumed run covers what the first asked for: its starts (a partition the first run had not begun
+    // starts there, not at the topic's first offset) and its --trigger filter, kept in the bounds' notes.
+    const lows = (await admin.watermarks(topic)).map((m) => ({ partition: m.partition, low: BigInt(m.low) }));
+    const kept = await loadKeptRequest(settings, boundsGroup, topic, lows);
+    starts = kept?.ranges ?? [...stored].map(([partition, end]) => ({ partition, start: 0n, end }));
+    if (kept?.noted === true) {
+      if (triggers !== undefined && !sameTriggers(triggers, kept.triggers))
+        throw new ReplayConflictError(
+          `replay ${describeTriggers(kept.triggers)} in its first run: run it again ${kept.triggers === undefined ? 'without --trigger' : `with the same --trigger (or none)`}, or use a new --id`,
+        );
+      triggers = kept.triggers;
+    }
   } else {
     starts = await rangesOf(admin, topic, request);
     ends = new Map(starts.map((r) => [r.partition, r.end]));
@@ -119,11 +131,25 @@ async function boundsFor(
     const at = positions.get(partition) ?? end;
     return { partition, start: at > end ? end : at, end };
   });
-  return { ranges: ranges.sort((a, b) => a.partition - b.partition), resumed: stored !== undefined };
+  return {
+    ranges: ranges.sort((a, b) => a.partition - b.partition),
+    resumed: stored !== undefined,
+    triggers,
+  };
+}
+
+function sameTriggers(a: readonly string[], b: readonly string[] | undefined): boolean {
+  return b !== undefined && a.length === b.length && a.every((t) => b.includes(t));
+}
+
+function describeTriggers(triggers: readonly string[] | undefined): string {
+  return triggers === undefined ? 'took every trigger' : `took only --trigger ${triggers.join(',')}`;
 }
 
 export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
-  const { config, logger, id, stage, request, triggers, signal, onProgress, pollMs = 1_000 } = options;
+  const { config, logger, id, stage, request, signal, onProgress, pollMs = 1_000 } = options;
+  /** As asked, or on a resumed run as its first run asked (boundsFor). */
+  let triggers = options.triggers;
   const pacing = {
     ...(options.maxBytesPerPartition === undefined
       ? {}
@@ -179,7 +205,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
       const copy = (topic: string) => replayTopic(topic, id);
 
       if (withRouter) {
-        const { ranges, resumed: again } = await boundsFor(admin, {
+        const found = await boundsFor(admin, {
           settings,
           boundsGroup,
           appId: routerApp,
@@ -187,7 +213,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
           request,
           triggers,
         });
-        resumed ||= again;
+        const { ranges } = found;
+        resumed ||= found.resumed;
+        triggers = found.triggers;
         const counter = new CommittedCounter();
         const topology = dedupeTopology({
           rawTopic: names.raw,
@@ -199,11 +227,12 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayResult> {
           routeSettings: routeSettingsOf(config),
         });
         const end = new Map(ranges.map((r) => [r.partition, r.end]));
+        const only = triggers;
         const accept =
-          triggers === undefined
+          only === undefined
             ? undefined
             : (input: RawInput) =>
-                input.ok && input.envelope.trigger !== null && triggers.includes(input.envelope.trigger);
+                input.ok && input.envelope.trigger !== null && only.includes(input.envelope.trigger);
         const app = await startPart(config, log, routerApp, {
           ...pacing,
           topology,

@@ -8,10 +8,12 @@ function countsLines(
   counts: StageCounts,
   source: string,
   triggers: readonly string[] | undefined,
+  completed: boolean,
 ): string[] {
   const lines = [`${stage}: read ${counts.read} record(s) of ${source}`];
   if (counts.filtered > 0) lines[0] += ` (${counts.filtered} more skipped by --trigger)`;
-  if (triggers !== undefined && stage === 'dedupe-router' && counts.read === 0)
+  // Only a run that read its whole range knows that nothing matched (an interrupted one may not have got there).
+  if (triggers !== undefined && stage === 'dedupe-router' && counts.read === 0 && completed)
     lines.push(`  ${nothingMatchedLine(triggers, counts.filtered)}`);
   const written = [...counts.written].sort(([a], [b]) => a.localeCompare(b));
   for (const [topic, n] of written) lines.push(`  wrote ${String(n).padStart(8)}  ${topic}`);
@@ -37,7 +39,7 @@ export function summary(result: ReplayResult): string {
       stage.stage === 'dedupe-router' || result.stages.length === 1
         ? [...stage.ranges.keys()].join(', ')
         : 'the replay’s entity streams';
-    lines.push(...countsLines(stage.stage, stage.counts, source, result.triggers));
+    lines.push(...countsLines(stage.stage, stage.counts, source, result.triggers, result.completed));
   }
   return lines.join('\n');
 }

@@ -6,7 +6,7 @@ import { diffJson, diffText, equal } from '../../../tools/replay/diff-report.js'
 const ranges = new Map([['webhooks.raw', [{ partition: 0, start: 0n, end: 12n }]]]);
 const user = (webhookId: string, name: string) => ({ webhookId, data: { name } });
 
-function report(differing: boolean): ReplayDiff {
+function report(differing: boolean, startedLate = false): ReplayDiff {
   const stream = compareStreams(
     { live: 'entity.user', replay: 'entity.user.replay-r1' },
     [{ key: 'test/u1', value: user('w1', 'Ada') }],
@@ -18,7 +18,11 @@ function report(differing: boolean): ReplayDiff {
     [{ key: 'test/u1', value: { webhookId: 'w1' } }],
     new Set(['test/u2']),
   );
-  return { id: 'r1', source: { ranges, triggers: undefined, noted: true }, topics: [stream, table] };
+  return {
+    id: 'r1',
+    source: { ranges, triggers: undefined, noted: true, startedLate },
+    topics: [stream, table],
+  };
 }
 
 describe('the replay diff report', () => {
@@ -53,5 +57,20 @@ describe('the replay diff report', () => {
       ['entity.user', ['test/u1']],
       ['entity.user.latest', []],
     ]);
+  });
+
+  it('says why ids may be only in a replay that began after raw’s first records, and only then', () => {
+    const late = report(false, true);
+    late.topics[0] = compareStreams(
+      { live: 'entity.user', replay: 'entity.user.replay-r1' },
+      [],
+      [{ key: 'test/u9', value: user('w9', 'Retried') }],
+    );
+    const hint =
+      'the replay began after the first records of webhooks.raw (--from, --from-offset) with empty dedupe state:';
+    expect(diffText(late)).toContain(hint);
+    expect(diffText({ ...late, source: { ...late.source, startedLate: false } })).not.toContain(hint);
+    expect(diffText(report(true, true))).not.toContain(hint);
+    expect(JSON.parse(diffJson(late)).source.startedLate).toBe(true);
   });
 });
