@@ -89,7 +89,8 @@ export class DedupeProcessor implements Processor<RawInput> {
       // webhooks.unique holds the first delivery of every id: a redrive's was written the first time.
       if (redrive && output.topic === 'webhooks.unique') continue;
       context.forward(output.topic, output.key, output.value);
-      if (output.topic.startsWith('entity.'))
+      // How far behind the router runs: a redriven record was received days ago, which says nothing of that.
+      if (run === undefined && output.topic.startsWith('entity.'))
         context.instrument('processor.dedupe.freshness', {}, (now - envelope.receivedAt) / 1000);
     }
     this.#store.put(id, { kind: decision.kind, seenAt: record.timestamp }, record.timestamp);

@@ -141,7 +141,9 @@ export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
   /** The decision for an id still inside the window at `streamTime`, if any. */
   recent(key: string, streamTime: number): DedupeDecision | undefined {
     const found = this.get(key);
-    // Expiry runs in punctuations; between two, an id already past the window must not count.
-    return found !== undefined && found.seenAt >= streamTime - this.windowMs ? found : undefined;
+    // Expiry runs in punctuations; between two, an id already past the window must not count. Ids are
+    // kept to the second (id-set.ts): as expiry does, an id counts until its whole second is past the
+    // window, never forgotten early (before, an id seen at .900 of a second was up to 0.9 s early).
+    return found !== undefined && found.seenAt + 1_000 > streamTime - this.windowMs ? found : undefined;
   }
 }

@@ -171,11 +171,13 @@ export function dedupeTopology({
         context.instrument('processor.dedupe.routed', { route: 'dead-lettered', reason });
         const { envelope } = input;
         const store = context.getStore<DedupeStore>(DEDUPE_STORE);
-        store.put(
-          `${envelope.source}/${envelope.webhookId}`,
-          { kind: 'dead-lettered', seenAt: record.timestamp },
-          record.timestamp,
-        );
+        const id = `${envelope.source}/${envelope.webhookId}`;
+        // An id already routed (or answered by a failure) keeps that decision: this attempt (a retry the
+        // router threw on) is dead-lettered, and a redrive of it is then the duplicate it is. Overwritten,
+        // the redrive would route the id a second time.
+        const earlier = store.get(id);
+        if (earlier === undefined || earlier.kind === 'dead-lettered')
+          store.put(id, { kind: 'dead-lettered', seenAt: record.timestamp }, record.timestamp);
         return {
           key: envelope.webhookId,
           value: buildDeadLetter(envelope, reason, message, 'dedupe-router.process'),

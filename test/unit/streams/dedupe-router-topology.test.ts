@@ -2,8 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { decodeDedupeDecision } from '../../../processors/dedupe-router/dedupe-decision.js';
 import { REDRIVE_HEADER } from '../../../processors/dedupe-router/dedupe-processor.js';
+import { DedupeStore } from '../../../processors/dedupe-router/dedupe-store.js';
 import type { RawInput } from '../../../processors/dedupe-router/poison.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../../processors/dedupe-router/topology.js';
+import type { ProcessorContext } from '../../../runtime/streams/processor.js';
 import type { Serde } from '../../../schemas/serde.js';
 import { TopologyTestDriver } from '../../helpers/topology-test-driver.js';
 import { envelopeFor, storedDeliveries } from '../processors/fixtures.js';
@@ -76,6 +78,28 @@ describe('the dedupe-router topology', () => {
     expect(driver.sink('webhooks.unique')).toHaveLength(1);
   });
 
+  it('dead-letters a record the router threw on, and keeps an earlier routed decision of its id', () => {
+    const { deadLetter } = topology();
+    const store = new DedupeStore(WINDOW);
+    const context = { getStore: () => store, instrument: () => {} } as unknown as ProcessorContext;
+    const failure = { reason: 'processor-error', message: 'boom' };
+    const record = (envelope: ReturnType<typeof envelopeFor>, timestamp: number) =>
+      ({ key: envelope.webhookId, value: ok(envelope), timestamp, headers: {} }) as never;
+    const routed = envelopeFor('{"webhook":{"id":"wh_routed"}}');
+    store.put(`${routed.source}/wh_routed`, { kind: 'routed', seenAt: T0 }, T0);
+    // A retry of a routed id the router threw on (a store read failing, say): its dead letter is written,
+    // and the id stays routed, so a redrive of that letter is dropped as a duplicate, not routed again.
+    expect(deadLetter!.build(record(routed, T0 + 1), failure, context).value).toMatchObject({
+      reason: 'processor-error',
+      webhookId: 'wh_routed',
+    });
+    expect(store.get(`${routed.source}/wh_routed`)).toEqual({ kind: 'routed', seenAt: T0 });
+    // A first delivery is remembered as dead-lettered, so a retry of it is a duplicate.
+    const fresh = envelopeFor('{"webhook":{"id":"wh_new"}}');
+    deadLetter!.build(record(fresh, T0 + 2), failure, context);
+    expect(store.get(`${fresh.source}/wh_new`)).toEqual({ kind: 'dead-lettered', seenAt: T0 + 2 });
+  });
+
   it('sends an undecodable record to the DLQ and goes on', () => {
     const driver = new TopologyTestDriver(topology());
     const poison: RawInput = {
@@ -125,5 +149,14 @@ describe('the dedupe-router topology', () => {
     });
     expect(driver.sink('entity.user')).toHaveLength(1);
     expect(driver.sink('webhooks.dlq')).toHaveLength(1);
+    // Received a month ago: the redrive's event says nothing of how far behind the router runs.
+    expect(driver.events.filter((e) => e.event === 'processor.dedupe.freshness')).toEqual([]);
+  });
+
+  it('observes freshness for a delivery it routes', () => {
+    const driver = new TopologyTestDriver(topology());
+    const [fixture] = storedDeliveries().filter((d) => d.delivery.expect.topics.includes('entity.user'));
+    driver.pipe(RAW, 0, { key: fixture!.envelope.webhookId, value: ok(fixture!.envelope), timestamp: T0 });
+    expect(driver.events.filter((e) => e.event === 'processor.dedupe.freshness')).toHaveLength(1);
   });
 });

@@ -183,3 +183,19 @@ describe("the dedupe store's restore from the changelog's bytes", () => {
     expect(store.get(invalid.toString('utf8'))).toEqual({ kind: 'routed', seenAt: 5_000 });
   });
 });
+
+describe('the dedupe store’s window', () => {
+  it('never forgets an id early: it counts until the whole second it was seen in is past the window, as expiry does', () => {
+    const store = new DedupeStore(WEEK);
+    const seenAt = Date.UTC(2026, 10, 26, 12, 0, 0, 900);
+    store.put('s/wh_1', { kind: 'routed', seenAt }, seenAt);
+    store.commit();
+    // Half a second before the window ends (the id is kept to the second: 12:00:00.000): still a duplicate.
+    expect(store.recent('s/wh_1', seenAt + WEEK - 500)).toBeDefined();
+    expect(store.expire(seenAt + WEEK - 500)).toBe(0);
+    // Once the second it was seen in is past: forgotten by both, at most a second late.
+    const past = Date.UTC(2026, 10, 26, 12, 0, 1) + WEEK;
+    expect(store.recent('s/wh_1', past)).toBeUndefined();
+    expect(store.expire(past)).toBe(1);
+  });
+});
