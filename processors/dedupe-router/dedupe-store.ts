@@ -78,13 +78,42 @@ export class IdSetBacking implements KeyValueBacking<DedupeDecision> {
   }
 }
 
-/** The dedupe store: restores every decision, then forgets those older than the window by stream time. */
+/** A decision's time read in place: int64 big-endian epoch ms, rounded as Number(readBigInt64BE) rounds. */
+function seenAtOf(value: Buffer): number {
+  return value.readInt32BE(2) * 2 ** 32 + value.readUInt32BE(6);
+}
+
+/**
+ * The dedupe store: restores every decision, then forgets those older than the window by stream time.
+ *
+ * Its changelog is `compact,delete` with retention = window + margin, and the broker deletes by record
+ * timestamp: so a changelog record is stamped with the time it is written, not its decision's time (the
+ * raw record's). Stamped with the decision's time, the decisions a router makes while catching up on
+ * old records (a lag of days, a new topic set started on copied history: docs/scaling.md) were deleted
+ * as soon as their segment rolled, and a restore then (a rebalance, a restart) forgot ids still inside
+ * the window: their retries were routed again. The decision's time, in the value, is the stream time a
+ * restore reads (eventTimeOf).
+ */
 export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
   constructor(
     readonly windowMs: number,
     readonly ids: IdSetBacking = new IdSetBacking(),
+    private readonly now: () => number = Date.now,
   ) {
     super(DEDUPE_STORE, ids, { encode: encodeDedupeDecision, decode: decodeDedupeDecision });
+  }
+
+  /** Writes the decision; its changelog record is stamped with now (see the class). */
+  override put(key: string, value: DedupeDecision, _timestamp?: number): void {
+    super.put(key, value, this.now());
+  }
+
+  /** A decision's own time (its value's), or the record's timestamp for anything it cannot read. */
+  eventTimeOf(record: ChangelogRecord): number {
+    const { value } = record;
+    if (value !== null && value.length === DEDUPE_DECISION_BYTES && value[0] === DEDUPE_DECISION_VERSION)
+      return seenAtOf(value);
+    return record.timestamp;
   }
 
   /**
@@ -105,9 +134,7 @@ export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
       decisionOfTag(value[1]!) !== undefined &&
       isUtf8(keyBytes)
     ) {
-      // int64 big-endian epoch ms, rounded as Number(readBigInt64BE) rounds.
-      const seenAt = value.readInt32BE(2) * 2 ** 32 + value.readUInt32BE(6);
-      this.ids.ids.setHashed(hashIdBytes(keyBytes), seenAt, value[1]!);
+      this.ids.ids.setHashed(hashIdBytes(keyBytes), seenAtOf(value), value[1]!);
       return;
     }
     super.restore(record);

@@ -154,9 +154,12 @@ export class StandbyTask<V> {
     const next = this.#next.get(topic);
     const store = this.#storeOf.get(topic);
     if (next === undefined || store === undefined || record.offset < next) return false;
-    this.#stores.get(store)!.restore(new RestoredRecord(record.key, record.value, record.timestamp));
+    const restoring = this.#stores.get(store)!;
+    const restored = new RestoredRecord(record.key, record.value, record.timestamp);
+    restoring.restore(restored);
     this.#next.set(topic, record.offset + 1n);
-    this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, this.#now());
+    const at = restoring.eventTimeOf?.(restored) ?? record.timestamp;
+    this.streamTime = advanceStreamTime(this.streamTime, at, this.#now());
     this.#unsettled++;
     return true;
   }

@@ -38,6 +38,12 @@ export interface StateStore {
   readonly name: string;
   /** Applies one changelog record while restoring, before any input is processed. */
   restore(record: ChangelogRecord): void;
+  /**
+   * The stream time a changelog record stands for, when its timestamp is not it: a store whose records
+   * carry the time they were written (the broker deletes a `delete` changelog by record time) says here
+   * the time its value was decided at. Restore advances the task's stream time by it.
+   */
+  eventTimeOf?(record: ChangelogRecord): number;
   /** Called once the changelog partition was read to its end, with the restored stream time. */
   restored?(streamTime: number): void;
   /**

@@ -240,9 +240,11 @@ export class StreamTask<V> {
 
   /** One changelog record (read_committed, in order). */
   restoreRecord(store: string, record: ChangelogRecord): void {
-    this.#stores.get(store)!.restore(record);
+    const restoring = this.#stores.get(store)!;
+    restoring.restore(record);
     this.restore.records++;
-    this.streamTime = advanceStreamTime(this.streamTime, record.timestamp, this.#now());
+    const at = restoring.eventTimeOf?.(record) ?? record.timestamp;
+    this.streamTime = advanceStreamTime(this.streamTime, at, this.#now());
   }
 
   /** The state is complete: the processor starts. The runner then moves the task to RUNNING. */

@@ -65,7 +65,7 @@ export class TopologyTestDriver<V> {
       const store = stores.get(spec.name)!;
       for (const record of this.changelogs.get(`${spec.changelogTopic(topic)}/${partition}`) ?? []) {
         store.restore(record);
-        task.streamTime = Math.max(task.streamTime, record.timestamp);
+        task.streamTime = Math.max(task.streamTime, store.eventTimeOf?.(record) ?? record.timestamp);
       }
       store.restored?.(task.streamTime);
     }

@@ -23,18 +23,20 @@ describe('the dedupe-router, exactly once', () => {
     await expectExactlyOnce(harness, load.ids);
   });
 
-  it('forgets ids older than the window by stream time, after a restore too', async () => {
+  const hour = 3_600_000;
+
+  /**
+   * A at t0, B at t0+70h, then C at t0+80h moves stream time past A's window, not B's; a fresh router
+   * restores the changelog, then A and B come again at t0+81h. Returns the ingest ids in webhooks.unique.
+   */
+  async function routeRestoreRoute(t0: number): Promise<string[]> {
     const harness = new ProcessorsHarness(testStack(), randomPrefix('window'), 1, {
       DEDUPE_WINDOW: '72h',
       WEBHOOK_MAX_AGE: '72h',
       // No date ahead of receipt, so a window of exactly the age limit is a valid one (runtime/config.ts).
       WEBHOOK_MAX_AHEAD: '0s',
     });
-    await harness.setUp(72 * 3_600_000);
-    const hour = 3_600_000;
-    // Recent enough that the changelog's retention (window + 1 day, by the broker's clock) keeps them:
-    // retention is what deletes aged-out ids on disk, and restore must see B to remember it.
-    const t0 = Date.now() - 82 * hour;
+    await harness.setUp(72 * hour);
     const envelope = (id: string, at: number) => ({
       webhookId: id,
       source: 'window',
@@ -51,7 +53,6 @@ describe('the dedupe-router, exactly once', () => {
     const start = () => harness.startRouter();
     const caughtUp = () => harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
 
-    // A at t0, B at t0+70h; then C at t0+80h moves stream time past A's window, not B's.
     await harness.produceRaw([
       envelope('wh_a', t0),
       envelope('wh_b', t0 + 70 * hour),
@@ -61,16 +62,27 @@ describe('the dedupe-router, exactly once', () => {
     await caughtUp();
     await stages.pop()!.close();
 
-    // A fresh instance restores the changelog: A is skipped (older than the window at the restored
-    // stream time), B is remembered.
     await harness.produceRaw([envelope('wh_a', t0 + 81 * hour), envelope('wh_b', t0 + 81 * hour)]);
     stages.push(await start());
     await caughtUp();
-
     const unique = await harness.read<{ webhookId: string; ingestId: string }>(harness.names.unique);
-    const ingests = unique.map((r) => r.value!.ingestId).sort();
-    expect(ingests).toEqual(
-      [`wh_a@${t0}`, `wh_a@${t0 + 81 * hour}`, `wh_b@${t0 + 70 * hour}`, `wh_c@${t0 + 80 * hour}`].sort(),
-    );
+    return unique.map((r) => r.value!.ingestId).sort();
+  }
+
+  /** A is routed again (older than the window at the restored stream time), B is remembered. */
+  const expected = (t0: number) =>
+    [`wh_a@${t0}`, `wh_a@${t0 + 81 * hour}`, `wh_b@${t0 + 70 * hour}`, `wh_c@${t0 + 80 * hour}`].sort();
+
+  it('forgets ids older than the window by stream time, after a restore too', async () => {
+    const t0 = Date.now() - 82 * hour;
+    expect(await routeRestoreRoute(t0)).toEqual(expected(t0));
+  });
+
+  it('restores by its decisions’ times while it catches up on month-old records', async () => {
+    // The changelog is stamped when written (the broker deletes it by that time: a decision stamped with
+    // its month-old record's time went as soon as its segment rolled), and a restore takes stream time
+    // from the decisions. Taken from the records' stamps, the restored stream time was now, past B's window.
+    const t0 = Date.now() - 30 * 24 * hour;
+    expect(await routeRestoreRoute(t0)).toEqual(expected(t0));
   });
 });

@@ -37,11 +37,9 @@ export class MissingLiveTopicError extends Error {
 /**
  * The specs of the replay copies of `liveTopics`: the catalog's settings with each live twin's
  * partition count and replication factor. One exception: the dedupe changelog copy is compacted
- * only (no time retention). The broker ages records out by their timestamps, and a replay writes
- * decisions stamped with the raw records' original (possibly months old) times: under the live
- * `compact,delete` with retention = window + margin they could be deleted as soon as their segment
- * rolls, and a resumed replay would then restore without them and route those ids again. Compacted,
- * the copy keeps one decision per id, and goes away with the replay.
+ * only (no time retention): it goes away with the replay, and nothing in it need ever age out while
+ * the replay may still be resumed (its records are stamped when written, as the live changelog's are:
+ * processors/dedupe-router/dedupe-store.ts). Compacted, the copy keeps one decision per id.
  */
 export async function replaySpecs(
   admin: TopicAdmin,

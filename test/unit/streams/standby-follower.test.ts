@@ -9,7 +9,9 @@ import { LmdbBacking } from '../../../runtime/streams/lmdb-backing.js';
 import { StandbyFollower } from '../../../runtime/streams/standby-follower.js';
 import { IllegalStandbyTransitionError, StandbyTask } from '../../../runtime/streams/standby-task.js';
 import { StateDirs } from '../../../runtime/streams/state-dirs.js';
+import { ChangelogKeyValueStore, type ChangelogRecord } from '../../../runtime/streams/store.js';
 import { StreamTask } from '../../../runtime/streams/stream-task.js';
+import type { Topology } from '../../../runtime/streams/topology.js';
 import { useTempStateDirs } from '../../helpers/temp-state-dir.js';
 import { CHANGELOG, FakeChangelog, p, topology } from './fake-standby-consumer.js';
 import { codec, until } from './runner-fixtures.js';
@@ -272,5 +274,50 @@ describe('a standby task', () => {
       IllegalStandbyTransitionError,
     );
     expect(task.apply(CHANGELOG, { offset: 0n, key: null, value: null, timestamp: 0 })).toBe(false);
+  });
+
+  it('takes its stream time from a store’s eventTimeOf when it has one, not from the records’ stamps', () => {
+    const stateDirs = new StateDirs(dirs.root(), 'app', 'i1');
+    stateDirsOpen.push(stateDirs);
+    // Values are the seconds they were decided at; records are stamped when written (the dedupe store's way).
+    class Stamped extends ChangelogKeyValueStore<number> {
+      eventTimeOf(record: ChangelogRecord): number {
+        return record.value === null ? record.timestamp : Number(record.value.toString()) * 1_000;
+      }
+    }
+    const stamped: Topology<number> = {
+      ...topology,
+      stores: [
+        {
+          name: 'last',
+          changelogTopic: () => CHANGELOG,
+          create: (_partition, dir) =>
+            new Stamped('last', new LmdbBacking<number>(dir!, 'last', codec, () => undefined), codec),
+        },
+      ],
+    };
+    const task = new StandbyTask<number>({
+      topology: stamped,
+      topic: 'in',
+      partition: 0,
+      stateDirs,
+      logger: log,
+    });
+    task.start(new Map([[CHANGELOG, { low: 0n, high: 2n }]]));
+    const written = 9_000_000;
+    task.apply(CHANGELOG, {
+      offset: 0n,
+      key: Buffer.from('k1'),
+      value: Buffer.from('1'),
+      timestamp: written,
+    });
+    task.apply(CHANGELOG, {
+      offset: 1n,
+      key: Buffer.from('k2'),
+      value: Buffer.from('2'),
+      timestamp: written,
+    });
+    expect(task.streamTime).toBe(2_000);
+    task.release();
   });
 });

@@ -198,4 +198,21 @@ describe('the dedupe store’s window', () => {
     expect(store.recent('s/wh_1', past)).toBeUndefined();
     expect(store.expire(past)).toBe(1);
   });
+
+  it('stamps its changelog records with the time they are written, and reads a decision’s own time back', () => {
+    const written = Date.UTC(2026, 10, 27, 12);
+    const decided = Date.UTC(2026, 5, 1);
+    const store = new DedupeStore(WEEK, undefined, () => written);
+    store.put('s/wh_old', { kind: 'routed', seenAt: decided }, decided);
+    const [record] = store.takeChangelog();
+    // The broker deletes the changelog by this stamp: a month-old decision made now is kept a window from now.
+    expect(record!.timestamp).toBe(written);
+    expect(store.eventTimeOf(record!)).toBe(decided);
+    expect(store.eventTimeOf(new RestoredRecord(Buffer.from('s/wh_old'), record!.value, written))).toBe(
+      decided,
+    );
+    // A deletion or a value it cannot read: the record's stamp.
+    expect(store.eventTimeOf({ key: 'k', value: null, timestamp: 7 })).toBe(7);
+    expect(store.eventTimeOf({ key: 'k', value: Buffer.from('x'), timestamp: 8 })).toBe(8);
+  });
 });
