@@ -386,6 +386,15 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       path: ['PROCESSOR_COMMIT_INTERVAL_MS'],
       message: `must be at most a quarter of PROCESSOR_TRANSACTION_TIMEOUT_MS (${formatDuration(config.PROCESSOR_TRANSACTION_TIMEOUT_MS)})`,
     });
+  // A fetch waits for its turn under the rate limit only once it holds one of ENRICH_CONCURRENCY slots: a
+  // wait past the budget fails it (as throttled), and the batch, read again, fails the same way for ever.
+  const slotsMs = (1_000 * config.ENRICH_CONCURRENCY) / config.ENRICH_RATE_LIMIT;
+  if (config.ENRICH && 2 * slotsMs >= config.ENRICH_RETRY_BUDGET)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ENRICH_RATE_LIMIT'],
+      message: `must start ENRICH_CONCURRENCY (${config.ENRICH_CONCURRENCY}) requests within half of ENRICH_RETRY_BUDGET (${formatDuration(config.ENRICH_RETRY_BUDGET)}): above ${(2_000 * config.ENRICH_CONCURRENCY) / config.ENRICH_RETRY_BUDGET}/s, or lower ENRICH_CONCURRENCY; else a fetch waiting its turn runs out of its budget and its batch is retried for ever`,
+    });
   if (config.ENRICH && config.ENRICH_TIMEOUT > config.ENRICH_RETRY_BUDGET)
     ctx.addIssue({
       code: 'custom',

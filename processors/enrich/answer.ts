@@ -43,9 +43,11 @@ export function mapAnswer(request: FetchRequest, answer: Answer): EnrichOutput {
       `${request.api} answered the full query (${answer.status}) with more than ${answer.overLimitBytes} bytes (INGEST_BODY_LIMIT); not read further`,
     );
   if (answer.status < 200 || answer.status > 299) {
-    // A GraphQL server may answer a 400 with a GraphQL body: its errors are the better reason.
+    // A GraphQL server may answer a 400 with a GraphQL body: its errors, when it has some, are the better
+    // reason. Without any (absent, null or []), a refusal is a refusal even if it carries a record.
     const parsed = parseBody(answer.body);
-    if (!parsed.ok || parsed.value.errors === undefined)
+    const errors = parsed.ok ? parsed.value.errors : undefined;
+    if (!Array.isArray(errors) || errors.length === 0)
       return dead('fetch-refused', `${request.api} answered ${answer.status} to the full query`);
   }
   const decision = route(envelope);

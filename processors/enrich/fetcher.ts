@@ -32,6 +32,12 @@ export interface FetchSettings {
 /** An endpoint's answer: a status that is no weather (2xx, or a 4xx other than 401/403/408/429). */
 export interface Answer {
   readonly status: number;
+  /**
+   * When the request that got this answer was sent (epoch ms). The record is the state at some moment
+   * after it, before the answer came: the send time is the fetched event's time, a bound a delivery
+   * dated after the query still beats (the answer's arrival could be seconds later).
+   */
+  readonly sentAt?: number;
   /** Empty when the answer was larger than maxAnswerBytes. */
   readonly body: Buffer;
   /** Set (to maxAnswerBytes) when the answer was larger: not read past it. */
@@ -199,7 +205,7 @@ export class Fetcher {
         endpoint.retryAfter = false;
         this.#instrument('enrich.breaker', { endpoint: origin }, 0);
         this.#instrument('enrich.request', { endpoint: origin, result: 'answered' });
-        return outcome.answer;
+        return { ...outcome.answer, sentAt: startedAt };
       }
       endpoint.lastProblem = outcome.problem;
       const throttled = outcome.status === 429;

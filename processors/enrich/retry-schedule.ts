@@ -24,14 +24,23 @@ export function backOffMs(
   return Math.round(random() * ceiling);
 }
 
-/** Retry-After as ms from `now`: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * The longest Retry-After honoured: an endpoint asking for a day (or a date far ahead) would hold every
+ * fetch to it that long, with no probe to notice it is back, until a restart.
+ */
+export const MAX_RETRY_AFTER_MS = 300_000;
+
+/**
+ * Retry-After as ms from `now` (at most MAX_RETRY_AFTER_MS): delta-seconds or an HTTP date; undefined when
+ * absent or unreadable.
+ */
 export function retryAfterMs(header: string | null | undefined, now: number): number | undefined {
   if (header === null || header === undefined) return undefined;
   const text = header.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (/^\d+$/.test(text)) return Math.min(MAX_RETRY_AFTER_MS, Number(text) * 1000);
   const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, at - now));
 }
 
 /**

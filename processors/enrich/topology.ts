@@ -52,7 +52,9 @@ export function enrichTopology({
     const decision = fetchDecision(event, policy);
     if ('skip' in decision) return decision;
     const answer = await fetcher.fetch(decision.fetch, query, event.entityId, signal);
-    const fetchedAt = now();
+    // The event's time: when its request was sent (Answer.sentAt), not when the answer finished arriving,
+    // which a delivery dated in between (an update, a deletion) would lose to.
+    const fetchedAt = answer.sentAt ?? now();
     const key = message.key.toString('utf8');
     const output = mapAnswer({ key, event, api: decision.fetch, query, fetchedAt }, answer);
     return { output, fetchedAt, receivedAt: event.receivedAt };

@@ -106,6 +106,17 @@ describe('the enrich configuration', () => {
     expect(errorOf({ ...enabled, ENRICH_RATE_LIMIT: '0' })).toMatch(
       /^ENRICH_RATE_LIMIT: expected requests per second/,
     );
+    // 8 requests at 1/s: the last waits 8 s for its turn, past the 4 s budget, on every read of its batch
+    // (before, taken: the stage retried that batch for ever). 4/s is the least that starts 8 within 2 s.
+    expect(errorOf({ ...enabled, ENRICH_RATE_LIMIT: '1' })).toMatch(
+      /^ENRICH_RATE_LIMIT: must start ENRICH_CONCURRENCY \(8\) requests within half of ENRICH_RETRY_BUDGET \(4s\): above 4\/s/,
+    );
+    expect(
+      loadConfig({ ...enabled, ENRICH_RATE_LIMIT: '1', ENRICH_CONCURRENCY: '1' }).ENRICH_RATE_LIMIT,
+    ).toBe(1);
+    expect(loadConfig({ ...enabled, ENRICH_RATE_LIMIT: '5' }).ENRICH_RATE_LIMIT).toBe(5);
+    // Processors that do not enrich keep any rate.
+    expect(loadConfig({ ...minimal, ENRICH_RATE_LIMIT: '1' }).ENRICH_RATE_LIMIT).toBe(1);
     for (const message of [
       errorOf({ ...minimal, ENRICH: 'true' }),
       errorOf({ ...enabled, ENRICH_TIMEOUT: 'soon' }),

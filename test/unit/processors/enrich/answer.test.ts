@@ -96,6 +96,10 @@ describe('mapAnswer', () => {
     expect(reasonOf(200, { errors: [{ message: 'boom' }], data: null })).toBe('graphql-errors');
     expect(reasonOf(400, { errors: [{ message: 'bad query' }] })).toBe('graphql-errors');
     expect(reasonOf(404, 'not here')).toBe('fetch-refused');
+    // A refusal carrying a record but no errors (empty or null) is still a refusal, not a fetched event.
+    const record = { data: { getEnergySwitch: { __typename: 'EnergySwitch', id: 'es_501' } } };
+    expect(reasonOf(404, { ...record, errors: [] })).toBe('fetch-refused');
+    expect(reasonOf(400, { ...record, errors: null })).toBe('fetch-refused');
     expect(reasonOf(200, 'not json')).toBe('body-not-json');
     expect(
       reasonOf(200, {

@@ -57,10 +57,12 @@ describe('Fetcher', () => {
     expect((calls[0]!.init.headers as Record<string, string>).Authorization).toBe('Bearer s3cret');
   });
 
-  it('retries 5xx with growing back-off, then answers', async () => {
+  it('retries 5xx with growing back-off, then answers, saying when the answered request was sent', async () => {
     const { fetcher, calls } = harness((n) => (n < 3 ? new Response('', { status: 502 }) : ok()));
-    await fetcher.fetch(API, 'q', '1');
+    const answer = await fetcher.fetch(API, 'q', '1');
     expect(calls.map((c) => c.at)).toEqual([0, 100, 300]);
+    // The third request's, not the first's: the fetched event's time (topology.ts).
+    expect(answer.sentAt).toBe(300);
   });
 
   it("honours a 429's Retry-After for every request to that endpoint, and a 429 never opens the breaker", async () => {

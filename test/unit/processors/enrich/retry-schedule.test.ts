@@ -26,6 +26,9 @@ describe('the retry schedule', () => {
     expect(retryAfterMs('Fri, 20 Nov 2026 10:00:05 GMT', now)).toBe(5_000);
     expect(retryAfterMs('Fri, 20 Nov 2026 09:00:00 GMT', now)).toBe(0);
     expect(retryAfterMs('soon', now)).toBeUndefined();
+    // Never longer than five minutes: a day (or a date far ahead) would hold the endpoint that long.
+    expect(retryAfterMs('86400', now)).toBe(300_000);
+    expect(retryAfterMs('Fri, 27 Nov 2026 09:00:00 GMT', now)).toBe(300_000);
     expect(retryAfterMs(null, now)).toBeUndefined();
   });
 

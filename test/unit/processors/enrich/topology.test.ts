@@ -20,7 +20,7 @@ function fixtureEvent(file: string): { key: string; value: EnergySwitchEvent } {
   return { key: out.key, value: out.value as EnergySwitchEvent };
 }
 
-function setUp() {
+function setUp(sentAt?: number) {
   const asked: string[] = [];
   const signals: (AbortSignal | undefined)[] = [];
   const full = storedDeliveries().find(({ delivery }) => delivery.file.includes('full'))!;
@@ -47,7 +47,11 @@ function setUp() {
       fetch: async (api, _query, id, signal) => {
         asked.push(`${api} ${id}`);
         signals.push(signal);
-        return { status: 200, body: Buffer.from(`{"data":${data}}`) };
+        return {
+          status: 200,
+          body: Buffer.from(`{"data":${data}}`),
+          ...(sentAt === undefined ? {} : { sentAt }),
+        };
       },
     },
     now: () => FETCHED_AT,
@@ -130,5 +134,27 @@ describe('the enrich topology', () => {
     source.readAhead!([message(0, fixtureEvent('minimal'))]);
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(signals.map((s) => s?.aborted)).toEqual([true, false]);
+  });
+
+  it('stamps a fetched event with the time its request was sent, so a delivery dated after the query wins', async () => {
+    // The answer finished arriving at FETCHED_AT (the clock); its request went 1.5 s before.
+    const sentAt = FETCHED_AT - 1_500;
+    const { topology, message } = setUp(sentAt);
+    const minimal = fixtureEvent('minimal');
+    const read = await topology.sources[0]!.deserialize(message(0, minimal));
+    const fetched = ('output' in read ? read.output.value : undefined) as EnergySwitchEvent;
+    expect(fetched).toMatchObject({ origin: 'fetched', occurredAt: sentAt });
+    // A delivery dated between the query and the answer's arrival (the state changed meanwhile) wins.
+    let state: EntityState | undefined;
+    for (const event of [minimal.value, fetched]) state = applyEvent(state, event).state;
+    const between = new Date(FETCHED_AT - 500).toISOString();
+    const update = route(
+      envelopeFor({
+        webhook: { id: 'wh_between', trigger: 'EnergySwitchUpdated', date: between },
+        data: { getEnergySwitch: { __typename: 'EnergySwitch', id: 'es_501', postcode: 'NEW 1AA' } },
+      }),
+    ).outputs.find((o) => o.topic === 'entity.energy-switch')!.value as EnergySwitchEvent;
+    state = applyEvent(state, update).state;
+    expect(tableFields(state)).toMatchObject({ postcode: 'NEW 1AA' });
   });
 });
