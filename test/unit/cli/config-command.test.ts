@@ -187,7 +187,8 @@ describe('the configuration file', () => {
   });
 });
 
-describe('the global --config option', () => {
+// Its last case starts node with tsx's loader: seconds on a busy machine, beyond vitest's default 5 s.
+describe('the global --config option', { timeout: 60_000 }, () => {
   it('is taken out of the arguments wherever it stands before --', () => {
     expect(takeConfigOption(['--config', 'a.yaml', 'tail', 'x'])).toEqual({
       args: ['tail', 'x'],

@@ -30,7 +30,8 @@ beforeAll(() => {
 
 afterAll(() => rmSync(installed, { recursive: true, force: true }));
 
-describe('the built package', () => {
+// Each case spawns node or npm: seconds on a busy machine, beyond vitest's default 5 s.
+describe('the built package', { timeout: 60_000 }, () => {
   it('runs compiled where there are no sources: --version, help, config check', () => {
     const bin = join(installed, 'tools', 'cli', 'hookledger.js');
     const version = spawnSync(process.execPath, [bin, '--version'], {
