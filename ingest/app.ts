@@ -78,6 +78,10 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     // `POST /webhooks/<source>/` is the same webhook: a platform configured with the slash would otherwise
     // get 404 and retry for 72 h in vain. Only this app's routes match (operations are on the ops app).
     routerOptions: { ignoreTrailingSlash: true },
+    // A request that arrives while the app closes (its headers finishing on a busy connection) goes through
+    // the route as any other: the producer closes only after the app, so it is stored and answered 200
+    // (with `connection: close`). Fastify's default answered it 503 without Retry-After, and uncounted.
+    return503OnClosing: false,
     bodyLimit,
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: deadlineMs + limits.requestTimeoutMs,

@@ -194,4 +194,28 @@ describe('ingest server', () => {
     await closing;
     expect(kafka.closes).toBe(1);
   });
+
+  it('stores a delivery whose headers finish arriving while it closes, and answers it 200 (not an uncounted 503)', async () => {
+    const { app, port, kafka, producer } = await listening();
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
+    const ended = new Promise((resolve) => socket.on('close', resolve));
+    // The request line is in before the close begins: the connection is busy, so close() waits for it.
+    socket.write('POST /webhooks/energy HTTP/1.1\r\nHost: x\r\n');
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = app.close().then(() => producer.close());
+    await new Promise((r) => setTimeout(r, 50));
+    socket.write(
+      `Content-Type: application/json\r\nContent-Length: ${BODY.length}\r\nX-Signature: ${signBody(BODY, KEY)}\r\n\r\n${BODY}`,
+    );
+    await ended;
+    await closing;
+    expect(answer).toMatch(/^HTTP\/1.1 200/);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(kafka.acked).toHaveLength(1);
+  });
 });
