@@ -251,7 +251,18 @@ export function createSerde({
     }
   }
 
+  /**
+   * The schema's id, its schema in the cache: a stage's first output of a topic then needs no request,
+   * so a registry that answers 401 or 404 for a moment later (a login expiring, a restart reading its
+   * schemas back) cannot fail it, nor its dead letter.
+   */
   async function register(subject: string, schema: string): Promise<number> {
+    const id = await registerUncached(subject, schema);
+    if (cachedAvro(id) === undefined) await registry.getSchema(id);
+    return id;
+  }
+
+  async function registerUncached(subject: string, schema: string): Promise<number> {
     if (!autoRegister) {
       const id = await lookup(subject, schema);
       if (id !== undefined) return id;

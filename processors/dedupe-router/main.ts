@@ -13,9 +13,10 @@ import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
 import { stallTimeoutMs, startStreamApp, stateDirOf } from '../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../runtime/streams/topology.js';
+import { ownSchemaId } from '../../schemas/own-schema-id.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
-import { topicNames, valueSubject } from '../../schemas/topics.js';
+import { topicNames } from '../../schemas/topics.js';
 import { dedupeMetricEvents } from './metrics.js';
 import type { RawInput } from './poison.js';
 import { checkDedupeRetention } from './retention-check.js';
@@ -46,7 +47,7 @@ export async function liveDedupeTopology(config: Config, serde: Serde): Promise<
   const schemaIds = new Map<string, number>();
   for (const logical of ROUTER_OUTPUTS) {
     const topic = topicOf(logical);
-    schemaIds.set(topic, await serde.latestSchemaId(valueSubject(topic)));
+    schemaIds.set(topic, await ownSchemaId(serde, prefix, topic));
   }
   return dedupeTopology({
     rawTopic: names.raw,

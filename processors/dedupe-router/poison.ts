@@ -27,11 +27,6 @@ export function isUndecodable(error: unknown): boolean {
   return classifyRecordError(error) === 'deterministic';
 }
 
-/** An answer of the schema registry (an HTTP status), as opposed to bytes that do not decode. */
-export function isRegistryAnswer(error: unknown): boolean {
-  return typeof (error as { status?: unknown } | undefined)?.status === 'number';
-}
-
 /** The dead letter of an undecodable record: its bytes as the body, its key as the id. */
 export function undecodableDeadLetter(
   input: Extract<RawInput, { ok: false }>,

@@ -1,18 +1,13 @@
 // The dedupe-router as data: webhooks.raw → DedupeProcessor → unique, entity.*, failures, dlq; its
 // store logs to webhooks.dedupe-changelog. Topic names come in, so replay runs it side by side.
+import { isRegistryAnswer } from '../../runtime/streams/errors.js';
 import type { SinkNode, SourceMessage, Topology } from '../../runtime/streams/topology.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { EncodedAvroValue, type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
 import { DedupeProcessor } from './dedupe-processor.js';
 import { DEDUPE_STORE, DedupeStore, IdSetBacking } from './dedupe-store.js';
-import {
-  isRegistryAnswer,
-  isUndecodable,
-  type RawInput,
-  UNDECODABLE_REASON,
-  undecodableDeadLetter,
-} from './poison.js';
+import { isUndecodable, type RawInput, UNDECODABLE_REASON, undecodableDeadLetter } from './poison.js';
 import type { RouteContext, RouteDecision, RouteSettings, RouteTopic } from './route.js';
 
 /** Every topic the router writes besides its changelog, by logical name (route.ts's names). */

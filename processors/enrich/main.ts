@@ -7,9 +7,10 @@ import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
 import { stallTimeoutMs, startStreamApp } from '../../runtime/streams/stream-runner.js';
+import { ownSchemaId } from '../../schemas/own-schema-id.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
-import { topicNames, valueSubject } from '../../schemas/topics.js';
+import { topicNames } from '../../schemas/topics.js';
 import type { FetchPolicy } from './fetch-decision.js';
 import { Fetcher, type FetchSettings } from './fetcher.js';
 import { enrichMetricEvents } from './metrics.js';
@@ -77,7 +78,7 @@ export async function startEnrich({
   const source = names.entity('energy-switch');
   const schemaIds = new Map<string, number>();
   for (const topic of [source, names.failures, names.dlq])
-    schemaIds.set(topic, await serde.latestSchemaId(valueSubject(topic)));
+    schemaIds.set(topic, await ownSchemaId(serde, prefix, topic));
   const events = enrichMetricEvents(registry);
   const metrics = createStreamMetrics({ app: ENRICH, registry, events });
   const fetcher = new Fetcher(fetchSettingsOf(config), { instrument: metrics.instrument });

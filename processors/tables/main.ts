@@ -7,9 +7,10 @@ import { createStreamMetrics } from '../../runtime/streams/metrics.js';
 import { startRejoiningApp } from '../../runtime/streams/rejoining-app.js';
 import type { RunningStage, StageSettings } from '../../runtime/streams/stage.js';
 import { stallTimeoutMs, startStreamApp, stateDirOf } from '../../runtime/streams/stream-runner.js';
+import { ownSchemaId } from '../../schemas/own-schema-id.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
-import { TABLE_STREAMS, topicNames, valueSubject } from '../../schemas/topics.js';
+import { TABLE_STREAMS, topicNames } from '../../schemas/topics.js';
 import { tablesMetricEvents } from './metrics.js';
 import { type TableTopic, tablesTopology } from './topology.js';
 
@@ -48,7 +49,7 @@ export async function startTables({
       source: names.entity(stream),
       latest: names.latest(stream),
       changelog: names.mergeChangelog(stream),
-      schemaId: await serde.latestSchemaId(valueSubject(names.latest(stream))),
+      schemaId: await ownSchemaId(serde, prefix, names.latest(stream)),
     });
   }
   const topology = tablesTopology({ tables, serde, windowMs: config.DEDUPE_WINDOW });

@@ -129,6 +129,15 @@ export class PartitionsLostError extends Error {
 export type RecordErrorClass = 'transient' | 'deterministic';
 
 /**
+ * An answer of the schema registry (an HTTP status), as opposed to bytes that do not decode or a value a
+ * schema refuses. Said of an output, it is never the record's fault: the stage found its schema at start,
+ * so a 404 is a registry reading its schemas back, a 401 an expired login.
+ */
+export function isRegistryAnswer(error: unknown): boolean {
+  return typeof (error as { status?: unknown } | undefined)?.status === 'number';
+}
+
+/**
  * A record failing deterministically is tried this many times, over at least DEAD_LETTER_AFTER_MS from
  * its first failure, then dead-lettered (docs/design.md).
  */

@@ -4,7 +4,7 @@
 // RECORD_ATTEMPTS deterministic failures over DEAD_LETTER_AFTER_MS it is dead-lettered instead of tried again.
 import { errorFields } from '../log-error.js';
 import type { OutRecord } from './eos-producer.js';
-import { classifyRecordError, DEAD_LETTER_AFTER_MS, RECORD_ATTEMPTS } from './errors.js';
+import { classifyRecordError, DEAD_LETTER_AFTER_MS, isRegistryAnswer, RECORD_ATTEMPTS } from './errors.js';
 import type { InputRecord } from './processor.js';
 import type { ConsumedMessage } from './stream-clients.js';
 import type { Outgoing, RecordFailure, StreamTask } from './stream-task.js';
@@ -259,7 +259,9 @@ export class RecordProcessing<V> {
         const records = this.#serialize(task, result.outputs);
         serialized = records instanceof Promise ? await records : records;
       } catch (error) {
-        if (classifyRecordError(error) === 'transient') throw error;
+        // A registry's answer while encoding an output is retried as a failure of the record (attempts,
+        // then dead-lettered), never dead-lettered at the first one: the schema itself was found at start.
+        if (classifyRecordError(error) === 'transient' || isRegistryAnswer(error)) throw error;
         const reason = error instanceof OutputTooLargeError ? 'output-too-large' : 'processor-error';
         await this.#deadLetter(task, record, { reason, message: (error as Error).message, error });
       }

@@ -13,10 +13,11 @@ import { formatDuration } from '../../runtime/duration.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { resourceId } from '../../runtime/kafka/resource-ids.js';
 import { EosProducer } from '../../runtime/streams/eos-producer.js';
+import { ownSchemaId } from '../../schemas/own-schema-id.js';
 import type { QuarantinedRequest } from '../../schemas/quarantined-request.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Serde } from '../../schemas/serde.js';
-import { topicNames, valueSubject } from '../../schemas/topics.js';
+import { topicNames } from '../../schemas/topics.js';
 import { newRunId } from '../redrive/redrive.js';
 import { EXPIRY_MARGIN_MS } from '../redrive/select.js';
 import { isPromoteExpired, promotableForMs, type RouterMemory } from './expiry.js';
@@ -120,7 +121,7 @@ export async function promote({
     includeExpired,
     refused: new Map(),
   };
-  const rawSchemaId = await serde.latestSchemaId(valueSubject(names.raw));
+  const rawSchemaId = await ownSchemaId(serde, prefix, names.raw);
   const producer = dryRun
     ? undefined
     : new EosProducer({

@@ -375,6 +375,79 @@ describe('a sink that refuses a value at once (no promise)', () => {
   });
 });
 
+describe("a registry's answer while an output is encoded", () => {
+  /** Forwards every record to `out` and `copy`, whose sink throws `error` for 99 the first `times` times. */
+  function copyFailing99(times: number, error: () => Error, seen: (reason: string) => void) {
+    let thrown = 0;
+    const dead = deadLettersTo((failure) => seen(failure.reason));
+    class ForwardingTwice extends Forwarding {
+      override process(record: InputRecord<number>) {
+        super.process(record);
+        this.context.forward('copy', record.key!, record.value);
+      }
+    }
+    return {
+      ...topology,
+      processor: { name: 'twice', create: () => new ForwardingTwice() },
+      sinks: [
+        ...dead.sinks,
+        {
+          name: 'copy',
+          topic: 'copy',
+          serialize: (v: unknown) => {
+            if (v === 99 && thrown++ < times) throw error();
+            return Buffer.from(String(v));
+          },
+        },
+      ],
+      deadLetter: dead.deadLetter,
+    };
+  }
+  const registryAnswer = (status: number) =>
+    Object.assign(new Error(`Error, status ${status}: schema not found`), { status });
+
+  it('is retried as the record’s failure: a registry that answers 404 for a moment loses nothing', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 99, 3]);
+    const reasons: string[] = [];
+    await start(kafka, {
+      topology: copyFailing99(
+        2,
+        () => registryAnswer(404),
+        (r) => reasons.push(r),
+      ),
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition committed past the record', 10_000);
+    expect(reasons).toEqual([]);
+    expect(kafka.values('out')).toEqual([1, 99, 3]);
+    expect(kafka.values('copy')).toEqual([1, 99, 3]);
+    expect(kafka.values('dlq')).toEqual([]);
+  });
+
+  it('is dead-lettered only after the record’s attempts when the registry keeps refusing', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 99, 3]);
+    const reasons: string[] = [];
+    let attempts = 0;
+    const topology401 = copyFailing99(
+      Number.POSITIVE_INFINITY,
+      () => {
+        attempts++;
+        return registryAnswer(401);
+      },
+      (r) => reasons.push(r),
+    );
+    await start(kafka, { deadLetterAfterMs: 0, topology: topology401 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition committed past the record', 20_000);
+    expect(attempts).toBe(RECORD_ATTEMPTS);
+    expect(reasons).toEqual(['processor-error']);
+    expect(kafka.values('out')).toEqual([1, 3]);
+    expect(kafka.values('dlq')).toEqual([99]);
+  });
+});
+
 describe('where a restored partition starts', () => {
   it('is moved to the committed offset while still paused, so nothing from where it stood is handed over', async () => {
     const kafka = new FakeKafka();
