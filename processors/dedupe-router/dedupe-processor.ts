@@ -15,6 +15,16 @@ import { type RouteContext, type RouteSettings, route } from './route.js';
  */
 export const REDRIVE_HEADER = 'hookledger-redrive';
 
+/**
+ * The stage of the dead letter a redriven record came from (dead-letter.ts DLQ_STAGES). It tells whether
+ * the first delivery is in webhooks.unique already: `route()`'s rejections wrote it with the dead letter;
+ * the stream kit's (`dedupe-router.process`: processor-error, output-too-large) wrote nothing of the record.
+ */
+export const REDRIVE_STAGE_HEADER = 'hookledger-redrive-stage';
+
+/** The stream kit's dead letters: nothing of the record was written, webhooks.unique included. */
+const KIT_STAGE = 'dedupe-router.process';
+
 /** The id under which a redrive run's own record is remembered (a second entry in the same id set). */
 export function redriveId(id: string, run: string): string {
   return `${id}\u0000redrive\u0000${run}`;
@@ -84,10 +94,14 @@ export class DedupeProcessor implements Processor<RawInput> {
     }
     // A redriven record is the operator's: its age is not held against it (every other check is).
     const decision = this.decide(envelope, { operatorApproved: run !== undefined });
+    // webhooks.unique holds the first delivery of every id once. A redriven letter of route() was written
+    // there when it was dead-lettered, even when its id has been forgotten since (`--include-expired`); a
+    // letter of the stream kit never was. A redrive without the stage (an older redrive) is taken as route()'s.
+    const stage = run === undefined ? undefined : record.headers[REDRIVE_STAGE_HEADER];
+    const uniqueWritten = stage === undefined ? redrive : stage !== KIT_STAGE;
     const now = Date.now();
     for (const output of decision.outputs) {
-      // webhooks.unique holds the first delivery of every id: a redrive's was written the first time.
-      if (redrive && output.topic === 'webhooks.unique') continue;
+      if (uniqueWritten && output.topic === 'webhooks.unique') continue;
       context.forward(output.topic, output.key, output.value);
       // How far behind the router runs: a redriven record was received days ago, which says nothing of that.
       if (run === undefined && output.topic.startsWith('entity.'))

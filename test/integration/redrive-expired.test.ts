@@ -45,10 +45,13 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
     );
   const caughtUp = () => harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
 
+  /** What the route checks wrote when they dead-lettered each first delivery: its letter, and the delivery in webhooks.unique. */
   async function letters(entries: { envelope: RawEnvelope; reason: DlqReason; at: number }[]) {
     const schemaId = await harness.serde.latestSchemaId(valueSubject(harness.names.dlq));
+    const uniqueSchemaId = await harness.serde.latestSchemaId(valueSubject(harness.names.unique));
     const records: OutRecord[] = [];
-    for (const { envelope, reason, at } of entries)
+    const firsts: OutRecord[] = [];
+    for (const { envelope, reason, at } of entries) {
       records.push({
         // Keyed as raw: the partitioner puts it on the raw record's partition number, as the router does.
         key: envelope.webhookId,
@@ -58,7 +61,14 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
         ),
         timestamp: at,
       });
+      firsts.push({
+        key: envelope.webhookId,
+        value: await harness.serde.encode(uniqueSchemaId, envelope),
+        timestamp: at,
+      });
+    }
     await writeRecords(harness.settings, harness.names.dlq, records);
+    await writeRecords(harness.settings, harness.names.unique, firsts);
   }
 
   const run = (args: string[]) => runInProcess(runRedriveCommand, args, harness.environment());
@@ -121,7 +131,7 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
     expect(await userEvents(redriven)).toHaveLength(1);
   });
 
-  it('sends them with --include-expired: a letter never redriven reaches its entity stream once', async () => {
+  it('sends them with --include-expired: a letter never redriven reaches its entity stream once, and webhooks.unique holds its first delivery once', async () => {
     const { code, text } = await run(['--include-expired', '--reason', 'too-old']);
     expect(code).toBe(0);
     expect(text).toMatch(/sent\s+1 to /);

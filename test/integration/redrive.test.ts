@@ -6,7 +6,7 @@
 // the target delivery as record-invalid; injected through dedupeTopology's `route` option) runs first
 // on the live group, then the real router takes over the same group, state and topics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
+import { REDRIVE_HEADER, REDRIVE_STAGE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
@@ -94,11 +94,16 @@ describe('hookledger redrive after a fix', () => {
     expect(await userEvents()).toHaveLength(1);
     // Both redriven records are in raw, each with its own run id.
     const runs = new Set<string>();
+    const stages = new Set<string>();
     for (const record of await harness.read(harness.names.raw, { decode: false })) {
       const run = record.headers[REDRIVE_HEADER];
       if (run !== undefined) runs.add(run.toString('utf8'));
+      const stage = record.headers[REDRIVE_STAGE_HEADER];
+      if (stage !== undefined) stages.add(stage.toString('utf8'));
     }
     expect(runs.size).toBe(2);
+    // The letter's stage goes with it: the router writes webhooks.unique only for the stream kit's letters.
+    expect([...stages]).toEqual(['dedupe-router.route']);
   });
 
   it('fails with one line on a bad option', async () => {

@@ -5,16 +5,17 @@
 // rest are written in chunks as they are read.
 import { randomBytes } from 'node:crypto';
 import type { DeadLetter } from '../../processors/dedupe-router/dead-letter.js';
-import { REDRIVE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
+import { REDRIVE_HEADER, REDRIVE_STAGE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
 import { UNDECODABLE_REASON } from '../../processors/dedupe-router/poison.js';
 import { formatDuration } from '../../runtime/duration.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { type OutRecord, openWriter, type RecordWriter } from '../../runtime/kafka/write-records.js';
+import { ownSchemaId } from '../../schemas/own-schema-id.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Serde } from '../../schemas/serde.js';
-import { topicNames, valueSubject } from '../../schemas/topics.js';
+import { topicNames } from '../../schemas/topics.js';
 import {
   EXPIRY_MARGIN_MS,
   FETCH_STAGE,
@@ -132,7 +133,7 @@ export async function redrive({
 }: RedriveOptions): Promise<RedriveResult> {
   const started = now();
   const names = topicNames(prefix);
-  const rawSchemaId = await serde.latestSchemaId(valueSubject(names.raw));
+  const rawSchemaId = await ownSchemaId(serde, prefix, names.raw);
   const selection = new Selection({ filter, dedupeWindowMs, includeExpired, now });
   let sent = 0;
   const marks = await withAdmin(settings, async (admin) => {
@@ -183,7 +184,7 @@ export async function redrive({
             value: await serde.encode(rawSchemaId, envelopeOf(letter)),
             // The DLQ is written to the raw record's partition number: back to where the router holds the id.
             partition,
-            headers: { [REDRIVE_HEADER]: runId },
+            headers: { [REDRIVE_HEADER]: runId, [REDRIVE_STAGE_HEADER]: letter.stage },
           };
           if (dryRun) sent++;
           else {

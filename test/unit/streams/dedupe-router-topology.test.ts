@@ -1,7 +1,10 @@
 // The dedupe-router's topology through the in-memory driver: decisions, changelog and expiry.
 import { describe, expect, it } from 'vitest';
-import { decodeDedupeDecision } from '../../../processors/dedupe-router/dedupe-decision.js';
-import { REDRIVE_HEADER } from '../../../processors/dedupe-router/dedupe-processor.js';
+import {
+  decodeDedupeDecision,
+  encodeDedupeDecision,
+} from '../../../processors/dedupe-router/dedupe-decision.js';
+import { REDRIVE_HEADER, REDRIVE_STAGE_HEADER } from '../../../processors/dedupe-router/dedupe-processor.js';
 import { DedupeStore } from '../../../processors/dedupe-router/dedupe-store.js';
 import type { RawInput } from '../../../processors/dedupe-router/poison.js';
 import { dedupeTopology, ROUTER_OUTPUTS } from '../../../processors/dedupe-router/topology.js';
@@ -76,6 +79,40 @@ describe('the dedupe-router topology', () => {
     redrive(4, 'fix-2');
     expect(driver.sink('webhooks.dlq')).toHaveLength(3);
     expect(driver.sink('webhooks.unique')).toHaveLength(1);
+  });
+
+  it('writes a redriven first delivery to webhooks.unique only when nothing of it was written before', () => {
+    const [fixture] = storedDeliveries().filter((d) => d.delivery.expect.topics.includes('entity.user'));
+    const envelope = fixture!.envelope;
+    // The stream kit dead-lettered its first delivery (processor-error): only the decision was written.
+    const kitDeadLettered = new Map([
+      [
+        `${CHANGELOG}/0`,
+        [
+          {
+            key: `${envelope.source}/${envelope.webhookId}`,
+            value: encodeDedupeDecision({ kind: 'dead-lettered', seenAt: T0 }),
+            timestamp: T0,
+          },
+        ],
+      ],
+    ]);
+    const redriven = (driver: TopologyTestDriver<RawInput>, stage: string) =>
+      driver.pipe(RAW, 0, {
+        key: envelope.webhookId,
+        value: ok(envelope),
+        timestamp: T0 + 1,
+        headers: { [REDRIVE_HEADER]: 'after-the-fix', [REDRIVE_STAGE_HEADER]: stage },
+      });
+    const afterKit = new TopologyTestDriver(topology(), kitDeadLettered);
+    redriven(afterKit, 'dedupe-router.process');
+    expect(afterKit.sink('entity.user')).toHaveLength(1);
+    expect(afterKit.sink('webhooks.unique').map((u) => u.key)).toEqual([envelope.webhookId]);
+    // A letter of the route checks, its id forgotten since (--include-expired): unique has it already.
+    const forgotten = new TopologyTestDriver(topology());
+    redriven(forgotten, 'dedupe-router.route');
+    expect(forgotten.sink('entity.user')).toHaveLength(1);
+    expect(forgotten.sink('webhooks.unique')).toEqual([]);
   });
 
   it('dead-letters a record the router threw on, and keeps an earlier routed decision of its id', () => {
