@@ -15,9 +15,15 @@ export const jsonNumber = z.custom<LosslessNumber>((v) => isLosslessNumber(v), {
   message: 'expected a number',
 });
 
-/** A JSON integer that fits an Avro long without loss (2^53 − 1 either way). */
+/**
+ * avsc's largest long (its isSafeLong): one below Number.MAX_SAFE_INTEGER. An integer of ±(2^53 − 1)
+ * passed a safe-integer check and was then refused by the encoder: dead-lettered as the router's own error.
+ */
+export const AVRO_LONG_MAX = 9_007_199_254_740_990;
+
+/** A JSON integer that an Avro long holds without loss (up to AVRO_LONG_MAX either way). */
 export const jsonInteger = jsonNumber.refine(
-  (n) => INTEGER_TEXT.test(n.value) && Number.isSafeInteger(Number(n.value)),
+  (n) => INTEGER_TEXT.test(n.value) && Math.abs(Number(n.value)) <= AVRO_LONG_MAX,
   { message: 'expected an integer' },
 );
 

@@ -7,6 +7,7 @@
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { AVRO_HEADER_BYTES, EncodedAvroValue } from '../../schemas/serde.js';
 import * as avro from './avro-out.js';
+import { AVRO_LONG_MAX } from './contract.js';
 import type { DlqReason } from './dead-letter.js';
 import {
   COMMISSION,
@@ -402,5 +403,3 @@ function startsAtCommission(body: Buffer, index: DeliveryIndex, path: number): b
 
 const COMMISSION_KEY = 'commission';
 const INTEGER_TEXT = /^-?\d+$/;
-/** avsc's largest long (its isSafeLong): one below Number.MAX_SAFE_INTEGER. */
-const AVRO_LONG_MAX = 9_007_199_254_740_990;
