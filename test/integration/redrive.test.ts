@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDRIVE_HEADER, REDRIVE_STAGE_HEADER } from '../../processors/dedupe-router/dedupe-processor.js';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
+import { CommandFailed } from '../../tools/cli/command.js';
 import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
@@ -108,5 +109,18 @@ describe('hookledger redrive after a fix', () => {
 
   it('fails with one line on a bad option', async () => {
     await expect(redrive(['--from', 'yesterday'])).rejects.toThrow(/--from: expected an ISO 8601 time/);
+  });
+
+  it('fails with one line, registering nothing, under a prefix whose topics do not exist', async () => {
+    const prefix = randomPrefix('redrive-none');
+    const env = { ...harness.environment(), TOPIC_PREFIX: prefix };
+    const failed = runInProcess(runRedriveCommand, [], env);
+    await expect(failed).rejects.toBeInstanceOf(CommandFailed);
+    await expect(failed).rejects.toThrow(
+      `topic ${prefix}webhooks.dlq does not exist: run \`hookledger topics\` first`,
+    );
+    await expect(harness.serde.latestSchemaId(`${prefix}webhooks.raw-value`)).rejects.toMatchObject({
+      status: 404,
+    });
   });
 });

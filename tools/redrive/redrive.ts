@@ -16,6 +16,7 @@ import { ownSchemaId } from '../../schemas/own-schema-id.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import type { Serde } from '../../schemas/serde.js';
 import { topicNames } from '../../schemas/topics.js';
+import { MissingTopicError } from '../quarantine/held.js';
 import {
   EXPIRY_MARGIN_MS,
   FETCH_STAGE,
@@ -133,15 +134,16 @@ export async function redrive({
 }: RedriveOptions): Promise<RedriveResult> {
   const started = now();
   const names = topicNames(prefix);
-  const rawSchemaId = await ownSchemaId(serde, prefix, names.raw);
   const selection = new Selection({ filter, dedupeWindowMs, includeExpired, now });
   let sent = 0;
   const marks = await withAdmin(settings, async (admin) => {
     const [dlq] = await admin.describeTopics([names.dlq]);
     if (dlq === undefined)
-      throw new Error(`topic ${names.dlq} does not exist: run \`hookledger topics\` first`);
+      throw new MissingTopicError(`topic ${names.dlq} does not exist: run \`hookledger topics\` first`);
     return admin.watermarks(names.dlq);
   });
+  // After the topic check: a mistyped TOPIC_PREFIX registers no subject of its own.
+  const rawSchemaId = await ownSchemaId(serde, prefix, names.raw);
   const total = marks.reduce((sum, m) => sum + BigInt(m.high - m.low), 0n);
   /** The next offset per partition, from which progress counts what was passed. */
   const position = new Map(marks.map((m) => [m.partition, m.low]));

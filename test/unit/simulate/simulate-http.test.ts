@@ -415,6 +415,16 @@ describe('hookledger simulate against a local endpoint', () => {
     ).rejects.toThrow(/--other-triggers/);
   });
 
+  it('refuses an --ids-file it cannot write before sending anything, in one line', async () => {
+    const server = await receiver(() => 200);
+    const { io } = captured();
+    const unwritable = path.join(tmpdir(), `no-such-dir-${process.pid}`, 'ids.txt');
+    const run = runSimulate(['--url', server.url, '--count', '3', '--ids-file', unwritable, ...fast], io);
+    await expect(run).rejects.toBeInstanceOf(CommandFailed);
+    await expect(run).rejects.toThrow(`--ids-file: cannot write ${unwritable} (ENOENT)`);
+    expect(server.received).toHaveLength(0);
+  });
+
   it('as the CLI: exits non-zero with one line when it gave up, and answers --help', async () => {
     const server = await receiver(() => 503);
     const cli = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');

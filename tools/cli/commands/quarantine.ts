@@ -7,7 +7,7 @@ import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { QUARANTINE_REASONS } from '../../../schemas/quarantined-request.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
-import { createSerde } from '../../../schemas/serde.js';
+import { createSerde, SchemaNotRegisteredError } from '../../../schemas/serde.js';
 import { envelopeMaxMessageBytes } from '../../../schemas/topics.js';
 import type { RouterMemory } from '../../quarantine/expiry.js';
 import { MissingTopicError } from '../../quarantine/held.js';
@@ -112,7 +112,8 @@ function clients(config: Config, name: string) {
 function failure(error: unknown, config: Config): unknown {
   const cluster = clusterFailure(error, config.KAFKA_BROKERS);
   if (cluster) return cluster;
-  if (error instanceof MissingTopicError) return new CommandFailed(error.message);
+  if (error instanceof MissingTopicError || error instanceof SchemaNotRegisteredError)
+    return new CommandFailed(error.message);
   const status = (error as { status?: unknown }).status;
   if (status === 404)
     return new CommandFailed(

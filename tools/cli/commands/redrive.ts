@@ -4,7 +4,8 @@ import { formatDuration } from '../../../runtime/duration.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
-import { createSerde } from '../../../schemas/serde.js';
+import { createSerde, SchemaNotRegisteredError } from '../../../schemas/serde.js';
+import { MissingTopicError } from '../../quarantine/held.js';
 import {
   newRunId,
   RedriveIncompleteError,
@@ -169,6 +170,8 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
     const { message } = error as Error;
     const failure = clusterFailure(error, config.KAFKA_BROKERS);
     if (failure) throw failure;
+    if (error instanceof MissingTopicError || error instanceof SchemaNotRegisteredError)
+      throw new CommandFailed(message);
     if ((error as { status?: unknown }).status === 404)
       throw new CommandFailed(
         `the value schema of ${config.TOPIC_PREFIX}webhooks.raw is not registered at ${config.SCHEMA_REGISTRY_URL}: run \`hookledger topics\` first`,

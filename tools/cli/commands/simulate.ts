@@ -83,6 +83,9 @@ export interface SimulateIo {
 /** Runs the command with its input and output injected (tests run it in-process). */
 export async function runSimulate(args: string[], io: SimulateIo): Promise<number> {
   const { simulation: parsed, json, idsFile, api: apiOptions } = parseSimulateArgs(args, io.env);
+  // Created (emptied) before anything is sent: a path that cannot be written fails now, not after a run
+  // of hours whose acknowledged ids would then be lost.
+  if (idsFile !== undefined) await writeIds(idsFile, []);
   const api =
     apiOptions === undefined
       ? undefined
@@ -134,16 +137,23 @@ export async function runSimulate(args: string[], io: SimulateIo): Promise<numbe
     if (tty) io.stderr.write('\r\x1b[K');
   }
 
-  if (idsFile !== undefined) {
-    await writeFile(idsFile, result.acknowledgedIds.map((id) => `${id}\n`).join(''));
-  }
   io.stdout.write(`${json ? summaryJson(result, options.seed) : summaryLine(result)}\n`);
+  if (idsFile !== undefined) await writeIds(idsFile, result.acknowledgedIds);
   if (result.gaveUp > 0) {
     throw new CommandFailed(
       `gave up on ${result.gaveUp} of ${result.webhooks} webhooks at the end of the ${formatDuration(options.policy.windowMs)} retry window (last failure: ${result.lastFailure ?? 'unknown'})`,
     );
   }
   return result.interrupted > 0 || controller.signal.aborted ? 130 : 0;
+}
+
+/** Writes the webhook ids to `path`, one per line; a path that cannot be written is one line, not a trace. */
+async function writeIds(path: string, ids: readonly string[]): Promise<void> {
+  await writeFile(path, ids.map((id) => `${id}\n`).join('')).catch((error: unknown) => {
+    throw new CommandFailed(
+      `--ids-file: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  });
 }
 
 /**
