@@ -48,9 +48,11 @@ export function statusFrom(series: Partial<Record<SeriesName, Samples>>): Pipeli
     stored: sum(series.requests, (l) => String(l.status) === '200'),
     routed: sum(series.decisions, (l) => l.route === 'routed' || l.route === 'failure'),
     duplicates: sum(series.duplicates, all),
+    // The router's own series counts its stream kit's dead letters too (its dead-letter hook decides
+    // them): the kit's count is added for the other stages only, or the router's would count twice.
     deadLettered:
       sum(series.decisions, (l) => l.route === 'dead-lettered') +
-      sum(series.failedRecords, (l) => l.outcome === 'dead-lettered'),
+      sum(series.failedRecords, (l) => l.outcome === 'dead-lettered' && l.app !== 'dedupe-router'),
     lag: sum(series.lag, all),
   };
 }

@@ -21,7 +21,13 @@ describe('the start status line', () => {
         ],
       },
       duplicates: { values: [{ value: 40, labels: { decision: 'routed' } }] },
-      failedRecords: { values: [{ value: 1, labels: { app: 'tables', outcome: 'dead-lettered' } }] },
+      failedRecords: {
+        values: [
+          { value: 1, labels: { app: 'tables', outcome: 'dead-lettered' } },
+          // Already among the router's 14 dead-lettered decisions (its dead-letter hook counts them).
+          { value: 2, labels: { app: 'dedupe-router', outcome: 'dead-lettered' } },
+        ],
+      },
       lag: {
         values: [
           { value: 3, labels: { app: 'dedupe-router', partition: '0' } },
