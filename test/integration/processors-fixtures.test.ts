@@ -1,13 +1,9 @@
 // The shared fixtures through both stages, against the real broker and registry.
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
-import { startTables, tablesAppId } from '../../processors/tables/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
-import { TABLE_STREAMS } from '../../schemas/topics.js';
 import { testStack } from '../helpers/stack.js';
 import { manifest, storedDeliveries } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, type ReadRecord, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, type ReadRecord, randomPrefix } from './processors-harness.js';
 
 const OUTPUTS = [
   'webhooks.unique',
@@ -31,15 +27,7 @@ describe('the fixtures, sent in manifest order', () => {
   beforeAll(async () => {
     await harness.setUp();
     await harness.produceRaw(deliveries.map((d) => d.envelope));
-    const config = harness.config();
-    const registry = new Registry();
-    stages.push(await startDedupeRouter({ config, logger: quietLogger(), registry }));
-    stages.push(await startTables({ config, logger: quietLogger(), registry }));
-    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
-    await harness.waitCaughtUp(
-      tablesAppId(harness.prefix),
-      TABLE_STREAMS.map((s) => harness.names.entity(s)),
-    );
+    stages.push(...(await harness.startRouterAndTables()));
     for (const logical of OUTPUTS) landed.set(logical, await harness.read(`${harness.prefix}${logical}`));
   });
 

@@ -9,7 +9,8 @@ import type { GroupDescriptions } from '@confluentinc/kafka-javascript';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { expect, onTestFailed } from 'vitest';
-import { startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
+import { startTables, tablesAppId } from '../../processors/tables/main.js';
 import { type Config, loadConfig } from '../../runtime/config.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
 import { ensureTopics } from '../../runtime/kafka/ensure-topics.js';
@@ -27,7 +28,7 @@ import { retry } from '../../runtime/streams/retry.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
-import { topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
+import { TABLE_STREAMS, topicCatalog, topicNames, valueSubject } from '../../schemas/topics.js';
 import { testSettings } from '../helpers/rdkafka-io.js';
 
 export const quietLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -108,6 +109,23 @@ export class ProcessorsHarness {
   /** The real dedupe-router on this harness's topics and group, in this process, quiet, with its own metrics. */
   startRouter(): Promise<RunningStage> {
     return startDedupeRouter({ config: this.config(), logger: quietLogger(), registry: new Registry() });
+  }
+
+  /**
+   * The real dedupe-router and tables stages in this process, sharing one metrics registry, once both
+   * have caught up with what is in webhooks.raw (the caller closes them).
+   */
+  async startRouterAndTables(): Promise<RunningStage[]> {
+    const config = this.config();
+    const registry = new Registry();
+    const stages = [await startDedupeRouter({ config, logger: quietLogger(), registry })];
+    stages.push(await startTables({ config, logger: quietLogger(), registry }));
+    await this.waitCaughtUp(dedupeRouterAppId(this.prefix), [this.names.raw]);
+    await this.waitCaughtUp(
+      tablesAppId(this.prefix),
+      TABLE_STREAMS.map((s) => this.names.entity(s)),
+    );
+    return stages;
   }
 
   /** Creates every topic as `hookledger topics` would and registers the value schemas. */

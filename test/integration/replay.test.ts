@@ -1,8 +1,5 @@
 // hookledger replay against the real broker: the whole raw topic rebuilt side by side equals the live outputs.
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
-import { startTables, tablesAppId } from '../../processors/tables/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { ENTITY_STREAMS, TABLE_STREAMS } from '../../schemas/topics.js';
 import { runReplayCommand } from '../../tools/cli/commands/replay.js';
@@ -10,7 +7,7 @@ import { replayTopic } from '../../tools/replay/topics.js';
 import { lastRows, multisets } from '../helpers/compare-streams.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 
 describe('hookledger replay of the whole raw topic', () => {
   const harness = new ProcessorsHarness(testStack(), randomPrefix('replay'));
@@ -30,15 +27,7 @@ describe('hookledger replay of the whole raw topic', () => {
     const deliveries = storedDeliveries().map((d) => d.envelope);
     // Each delivery twice (a platform retry): the replay must drop the same duplicates live did.
     await harness.produceRaw([...deliveries, ...deliveries]);
-    const config = harness.config();
-    const registry = new Registry();
-    stages.push(await startDedupeRouter({ config, logger: quietLogger(), registry }));
-    stages.push(await startTables({ config, logger: quietLogger(), registry }));
-    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
-    await harness.waitCaughtUp(
-      tablesAppId(harness.prefix),
-      TABLE_STREAMS.map((s) => harness.names.entity(s)),
-    );
+    stages.push(...(await harness.startRouterAndTables()));
     exitCode = await runReplayCommand(['--id', id], {
       stdout: { write: (text: string) => printed.push(text) },
       stderr: { write: () => true },

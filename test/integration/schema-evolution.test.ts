@@ -4,17 +4,14 @@
 // ran first, a rollback, or a deployment started before it: every record they write must still carry
 // this code's schema id and decode. Labelled with the newer id, the router's hand-written Avro read as
 // "truncated buffer" and the tables skipped such records after their retries.
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dedupeRouterAppId, startDedupeRouter } from '../../processors/dedupe-router/main.js';
-import { startTables, tablesAppId } from '../../processors/tables/main.js';
 import type { RunningStage } from '../../runtime/streams/stage.js';
 import { loadSchema } from '../../schemas/schema-files.js';
 import { schemaIdOf } from '../../schemas/serde.js';
 import { catalogSubjects, TABLE_STREAMS } from '../../schemas/topics.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
-import { ProcessorsHarness, quietLogger, randomPrefix } from './processors-harness.js';
+import { ProcessorsHarness, randomPrefix } from './processors-harness.js';
 
 /** What the router and the tables write (their changelogs are JSON or bytes, without a registry schema). */
 const WRITTEN = [
@@ -50,15 +47,7 @@ describe('a later schema version registered under the subjects the processors wr
       laterIds.set(topic, await harness.serde.register(subject, withOneFieldMore(loadSchema(schema))));
     }
     await harness.produceRaw(storedDeliveries().map((d) => d.envelope));
-    const config = harness.config();
-    const registry = new Registry();
-    stages.push(await startDedupeRouter({ config, logger: quietLogger(), registry }));
-    stages.push(await startTables({ config, logger: quietLogger(), registry }));
-    await harness.waitCaughtUp(dedupeRouterAppId(harness.prefix), [harness.names.raw]);
-    await harness.waitCaughtUp(
-      tablesAppId(harness.prefix),
-      TABLE_STREAMS.map((s) => harness.names.entity(s)),
-    );
+    stages.push(...(await harness.startRouterAndTables()));
   }, 180_000);
 
   afterAll(async () => {

@@ -335,36 +335,43 @@ describe('a record that fails every time', () => {
   });
 });
 
+/** Forwards every record to `out` and `copy`, whose sink throws `error` for 99 the first `times` times. */
+function copyFailing99(times: number, error: () => Error, seen: (reason: string) => void) {
+  let thrown = 0;
+  const dead = deadLettersTo((failure) => seen(failure.reason));
+  class ForwardingTwice extends Forwarding {
+    override process(record: InputRecord<number>) {
+      super.process(record);
+      this.context.forward('copy', record.key!, record.value);
+    }
+  }
+  return {
+    ...topology,
+    processor: { name: 'twice', create: () => new ForwardingTwice() },
+    sinks: [
+      ...dead.sinks,
+      {
+        name: 'copy',
+        topic: 'copy',
+        serialize: (v: unknown) => {
+          if (v === 99 && thrown++ < times) throw error();
+          return Buffer.from(String(v));
+        },
+      },
+    ],
+    deadLetter: dead.deadLetter,
+  };
+}
+
 describe('a sink that refuses a value at once (no promise)', () => {
   it('sends none of the record’s outputs, dead-letters it, and its partition reads on past it', async () => {
     const kafka = new FakeKafka();
     kafka.produce('in', 0, [1, 99, 3]);
     const reasons: string[] = [];
-    const dead = deadLettersTo((failure) => reasons.push(failure.reason));
-    /** Forwards each value to `out`, then to `copy`, whose sink throws for 99 after `out` serialized it. */
-    class ForwardingTwice extends Forwarding {
-      override process(record: InputRecord<number>) {
-        super.process(record);
-        this.context.forward('copy', record.key!, record.value);
-      }
-    }
+    // `copy`'s sink throws for 99 after `out` serialized it.
+    const refuses99 = () => new Error('value 99 does not fit the schema');
     await start(kafka, {
-      topology: {
-        ...topology,
-        processor: { name: 'twice', create: () => new ForwardingTwice() },
-        sinks: [
-          ...dead.sinks,
-          {
-            name: 'copy',
-            topic: 'copy',
-            serialize: (v) => {
-              if (v === 99) throw new Error('value 99 does not fit the schema');
-              return Buffer.from(String(v));
-            },
-          },
-        ],
-        deadLetter: dead.deadLetter,
-      },
+      topology: copyFailing99(Number.POSITIVE_INFINITY, refuses99, (reason) => reasons.push(reason)),
     });
     kafka.consumer.rebalance('assign', [p0]);
     await until(() => kafka.committed.get('in[0]') === 3, 'the partition committed past the record');
@@ -376,33 +383,6 @@ describe('a sink that refuses a value at once (no promise)', () => {
 });
 
 describe("a registry's answer while an output is encoded", () => {
-  /** Forwards every record to `out` and `copy`, whose sink throws `error` for 99 the first `times` times. */
-  function copyFailing99(times: number, error: () => Error, seen: (reason: string) => void) {
-    let thrown = 0;
-    const dead = deadLettersTo((failure) => seen(failure.reason));
-    class ForwardingTwice extends Forwarding {
-      override process(record: InputRecord<number>) {
-        super.process(record);
-        this.context.forward('copy', record.key!, record.value);
-      }
-    }
-    return {
-      ...topology,
-      processor: { name: 'twice', create: () => new ForwardingTwice() },
-      sinks: [
-        ...dead.sinks,
-        {
-          name: 'copy',
-          topic: 'copy',
-          serialize: (v: unknown) => {
-            if (v === 99 && thrown++ < times) throw error();
-            return Buffer.from(String(v));
-          },
-        },
-      ],
-      deadLetter: dead.deadLetter,
-    };
-  }
   const registryAnswer = (status: number) =>
     Object.assign(new Error(`Error, status ${status}: schema not found`), { status });
 
