@@ -29,3 +29,29 @@ export interface RawEnvelope {
   verifiedKeyId: string | null;
   ingestId: string;
 }
+
+const isText = (v: unknown) => typeof v === 'string';
+const isTextOrNull = (v: unknown) => v === null || typeof v === 'string';
+
+/**
+ * Whether a decoded value has the raw envelope's shape. A record is decoded with the schema it names
+ * (its writer's): one written to webhooks.raw under another registered schema (by hand, with the wrong
+ * subject) decodes as whatever that is, and must be told apart from an envelope before it is routed.
+ */
+export function isRawEnvelope(value: unknown): value is RawEnvelope {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<keyof RawEnvelope, unknown>;
+  return (
+    isText(v.webhookId) &&
+    isText(v.source) &&
+    isText(v.ingestId) &&
+    typeof v.receivedAt === 'number' &&
+    Buffer.isBuffer(v.body) &&
+    typeof v.headers === 'object' &&
+    v.headers !== null &&
+    isTextOrNull(v.trigger) &&
+    isTextOrNull(v.webhookDate) &&
+    isTextOrNull(v.query) &&
+    isTextOrNull(v.verifiedKeyId)
+  );
+}

@@ -2,7 +2,7 @@
 // store logs to webhooks.dedupe-changelog. Topic names come in, so replay runs it side by side.
 import { isRegistryAnswer } from '../../runtime/streams/errors.js';
 import type { SinkNode, SourceMessage, Topology } from '../../runtime/streams/topology.js';
-import type { RawEnvelope } from '../../schemas/raw-envelope.js';
+import { isRawEnvelope, type RawEnvelope } from '../../schemas/raw-envelope.js';
 import { EncodedAvroValue, type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { buildDeadLetter, DLQ_REASONS, type DlqReason } from './dead-letter.js';
 import { DedupeProcessor } from './dedupe-processor.js';
@@ -89,6 +89,12 @@ export function dedupeTopology({
     lastEnvelopeBytes = reusable ? bytes : undefined;
     return envelope;
   };
+  // Decoded with the schema the record names: a record written to raw under another registered schema
+  // (by hand, with the wrong subject) decodes as that, and is poison, not an envelope.
+  const inputOf = (message: SourceMessage, bytes: Buffer, decoded: unknown): RawInput =>
+    isRawEnvelope(decoded)
+      ? { ok: true, envelope: remember(decoded, bytes) }
+      : poisonInput(message, `not a raw envelope: schema id ${schemaIdOf(bytes)} is another record's`);
   const sinks: SinkNode[] = ROUTER_OUTPUTS.map((logical) => {
     const topic = topicOf(logical);
     const schemaId = schemaIds.get(topic);
@@ -121,13 +127,13 @@ export function dedupeTopology({
           try {
             schemaIdOf(value);
             // Synchronous once the writer schema is cached; the registry is asked (and waited for) once per id.
-            const envelope = serde.decodeCached<RawEnvelope>(value);
-            if (envelope !== undefined) return { ok: true, envelope: remember(envelope, value) };
+            const decoded = serde.decodeCached(value);
+            if (decoded !== undefined) return inputOf(message, value, decoded);
           } catch (error) {
             return undecodable(message, error);
           }
-          return serde.decode<RawEnvelope>(value).then(
-            (envelope): RawInput => ({ ok: true, envelope: remember(envelope, value) }),
+          return serde.decode(value).then(
+            (decoded) => inputOf(message, value, decoded),
             (error: unknown) => undecodable(message, error),
           );
         },

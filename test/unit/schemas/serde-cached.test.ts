@@ -245,6 +245,22 @@ describe("the router's webhooks.unique value", () => {
     }
   });
 
+  it('takes a raw record written under another registered schema for poison, cached or not', async () => {
+    const serde = newSerde();
+    const topology = topologyWith(serde, idOf('webhooks.raw'));
+    // An entity event written to webhooks.raw by hand (the wrong subject): it decodes, as an entity event.
+    // (A dead letter would not do: it carries an envelope's fields, and redrive makes it one again.)
+    const event = fixtureOutputs().find((o) => o.schemaId === idOf('entity.user'))!;
+    const bytes = await serde.encode(event.schemaId, event.value);
+    const expected = {
+      ok: false,
+      message: `not a raw envelope: schema id ${idOf('entity.user')} is another record's`,
+    };
+    // First through the registry (the schema not cached by a decode yet), then from the cache.
+    expect(await topology.sources[0]!.deserialize(message(bytes))).toMatchObject(expected);
+    expect(await topology.sources[0]!.deserialize(message(bytes))).toMatchObject(expected);
+  });
+
   it('is encoded with its own schema when webhooks.unique has another schema id than the raw record', async () => {
     const serde = newSerde();
     const rawId = idOf('webhooks.raw');
