@@ -137,6 +137,8 @@ export async function readToEnd({
   (consumer as RdConsumer).setDefaultIsTimeoutOnlyForFirstMessage(true);
   /** Partitions still below their end. */
   const open = new Map<number, number>();
+  /** Followed partitions asked to start past their end: the first offset to hand over. */
+  const followFrom = new Map<number, number>();
   /** The batch being taken off librdkafka's queue, at most one at a time. */
   let next: Promise<Message[]> | undefined;
   let lastProgress = Date.now();
@@ -169,7 +171,16 @@ export async function readToEnd({
       // Nothing to read (empty, or already at the end): no fetch at all, unless following.
       if (start >= high && !follow) continue;
       if (start < high) open.set(partition, Number(high));
-      assignment.push({ topic, partition, offset: from === undefined ? OFFSET_BEGINNING : Number(start) });
+      // A follow from past the end: an offset the partition does not have yet is out of range for the
+      // broker, and the reader would start again from the first one. It starts at the end and hands
+      // over nothing below the offset asked for.
+      const beyond = typeof from === 'bigint' && from > BigInt(marks.high);
+      if (beyond) followFrom.set(partition, Number(from));
+      assignment.push({
+        topic,
+        partition,
+        offset: from === undefined ? OFFSET_BEGINNING : beyond ? marks.high : Number(start),
+      });
     }
     if (assignment.length === 0) return { records, ends, durationMs: Date.now() - started };
     consumer.assign(assignment);
@@ -189,8 +200,9 @@ export async function readToEnd({
         const end = endAt.get(message.partition);
         if (end === undefined || message.topic !== topic) continue;
         const offset = message.offset;
-        // Nothing at or past the end belongs to this read, unless following.
-        if (follow || offset < end) {
+        // Nothing at or past the end belongs to this read, unless following (from the offset asked for).
+        const wanted = followFrom.size === 0 || offset >= (followFrom.get(message.partition) ?? 0);
+        if (wanted && (follow || offset < end)) {
           const key = message.key;
           const pending = onRecord({
             partition: message.partition,

@@ -2,6 +2,7 @@
 // table in, one line per live key out.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withAdmin } from '../../runtime/kafka/admin.js';
 import { RAW_ENVELOPE_SCHEMA, type RawEnvelope } from '../../schemas/raw-envelope.js';
 import { loadSchema } from '../../schemas/schema-files.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
@@ -196,6 +197,37 @@ describe('hookledger tail', () => {
       .map((text) => JSON.parse(text));
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((line) => line.key === key)).toBe(true);
+  });
+
+  it('with --offset past a partition’s end and --follow, prints from that offset on, nothing before it', async () => {
+    const marks = await withAdmin(testSettings(testStack().brokers), (admin) => admin.watermarks(rawTopic));
+    const from = marks.find((m) => m.partition === 0)!.high + 2;
+    const controller = new AbortController();
+    const printed: string[] = [];
+    const running = runTail(['webhooks.raw', '--partition', '0', '--offset', String(from), '--follow'], {
+      stdout: { write: (text: string) => printed.push(text) },
+      env: env(),
+      signal: controller.signal,
+    });
+    const envelope = fixtures[1]!.envelope;
+    // Offsets high and high + 1 are written first: neither may be printed, nor anything older.
+    const deadline = Date.now() + 60_000;
+    while (!printed.join('').includes(`"offset":${from}`) && Date.now() < deadline) {
+      const key = `past-end-${randomUUID()}`;
+      await produce([
+        { key, value: await serde.encode(schemaId, { ...envelope, webhookId: key }), partition: 0 },
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    controller.abort();
+    await expect(running).resolves.toBe(0);
+    const offsets = printed
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => (JSON.parse(text) as Line).offset);
+    expect(offsets).toContain(from);
+    expect(offsets.every((offset) => offset >= from)).toBe(true);
   });
 
   it('fails in one line for a topic that does not exist', async () => {
