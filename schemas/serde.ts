@@ -1,7 +1,6 @@
 // The registry serde: the only module that talks to the schema registry and knows the Confluent framing.
 import { Agent as HttpsAgent } from 'node:https';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import type { RawAvroSchema } from '@kafkajs/confluent-schema-registry/dist/@types.js';
 import type {
   SchemaRegistryAPIClient,
   SchemaRegistryAPIClientArgs,
@@ -229,6 +228,35 @@ export function createSerde({
     return entry?.type === SchemaType.AVRO ? entry.schema : undefined;
   };
 
+  /**
+   * Readers by schema text, each with its resolver per writer schema id (null: the writer is the reader;
+   * undefined kept as a miss: it cannot be resolved). Made once: the library builds both per record.
+   */
+  const readers = new Map<string, { type: avro.Type; resolvers: Map<number, unknown> }>();
+  const resolvedReader = (text: string, writerId: number) => {
+    const writer = cachedAvro(writerId);
+    if (writer === undefined) return undefined;
+    let reader = readers.get(text);
+    if (reader === undefined) {
+      reader = { type: avro.Type.forSchema(JSON.parse(text) as avro.Schema), resolvers: new Map() };
+      readers.set(text, reader);
+    }
+    if (!reader.resolvers.has(writerId)) {
+      let resolver: unknown;
+      try {
+        const written = writer as unknown as avro.Type;
+        resolver = reader.type.equals(written) ? undefined : reader.type.createResolver(written);
+      } catch {
+        resolver = null;
+      }
+      reader.resolvers.set(writerId, resolver);
+    }
+    const resolver = reader.resolvers.get(writerId);
+    return resolver === null
+      ? undefined
+      : { reader: reader.type, resolver: resolver as avro.Resolver | undefined };
+  };
+
   async function setCompatibility(subject: string): Promise<void> {
     try {
       await api.Subject.updateConfig({ subject, body: { compatibility: COMPATIBILITY_LEVEL } });
@@ -342,10 +370,13 @@ export function createSerde({
       };
     },
     async decode<T>(buffer: Buffer, options: DecodeOptions = {}): Promise<T> {
-      schemaIdOf(buffer);
+      const writerId = schemaIdOf(buffer);
       if (options.readerSchema === undefined) return registry.decode(buffer) as Promise<T>;
-      const readerSchema = JSON.parse(options.readerSchema) as RawAvroSchema;
-      return registry.decode(buffer, { [SchemaType.AVRO]: { readerSchema } }) as Promise<T>;
+      if (cachedAvro(writerId) === undefined) await registry.getSchema(writerId);
+      const resolved = resolvedReader(options.readerSchema, writerId);
+      // A writer the reader cannot resolve (another record's schema): read as written.
+      if (resolved === undefined) return registry.decode(buffer) as Promise<T>;
+      return resolved.reader.fromBuffer(buffer.subarray(HEADER_BYTES), resolved.resolver) as T;
     },
   };
 }

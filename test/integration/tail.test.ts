@@ -230,6 +230,19 @@ describe('hookledger tail', () => {
     expect(offsets.every((offset) => offset >= from)).toBe(true);
   });
 
+  it('shows a record an older version wrote with this version’s fields, their defaults filled in', async () => {
+    // The raw envelope before `verifiedKeyId`, registered under a subject of its own (ids are global).
+    const older = JSON.parse(loadSchema(RAW_ENVELOPE_SCHEMA)) as { fields: { name: string }[] };
+    older.fields = older.fields.filter((f) => f.name !== 'verifiedKeyId');
+    const olderId = await serde.register(`${prefix}older-envelope-value`, JSON.stringify(older));
+    const key = `older-${randomUUID()}`;
+    const { verifiedKeyId: _dropped, ...envelope } = { ...fixtures[2]!.envelope, webhookId: key };
+    await produce([{ key, value: await serde.encode(olderId, envelope) }]);
+    const line = (await tailLines(['webhooks.raw', '--from-beginning'])).find((l) => l.key === key);
+    expect(line.value).toHaveProperty('verifiedKeyId', null);
+    expect(line.value.webhookId).toBe(key);
+  });
+
   it('fails in one line for a topic that does not exist', async () => {
     await expect(tailLines([`no-such-topic-${randomUUID()}`, '--from-beginning'])).rejects.toThrow(
       CommandFailed,

@@ -10,6 +10,8 @@ export interface LocalRegistry {
   url: string;
   /** Each catalog subject's schema id (one id per schema file, as a registry gives equal schemas one id). */
   idOf: Map<string, number>;
+  /** Serves one more schema (say, another version of a catalog one); resolves to its new id. */
+  add(schema: string): number;
   close(): void;
 }
 
@@ -38,5 +40,10 @@ export async function localRegistry(): Promise<LocalRegistry> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, idOf, close: () => server.close() };
+  const add = (schema: string) => {
+    const id = schemas.size + 1;
+    schemas.set(id, schema);
+    return id;
+  };
+  return { url: `http://127.0.0.1:${port}`, idOf, add, close: () => server.close() };
 }

@@ -15,6 +15,7 @@ import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { kafkaSettings } from '../../runtime/kafka/settings.js';
 import type { Logger } from '../../runtime/log.js';
+import { currentSchemaOf } from '../../schemas/own-schema-id.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
@@ -103,7 +104,16 @@ interface TopicRead {
   span: bigint;
 }
 
-async function readTopic(admin: TopicAdmin, reading: Reading, topic: string): Promise<TopicRead> {
+/**
+ * Values are read with this version's schema (`readerSchema`): a live record written before a field was
+ * added reads with its default, as the replay's does, so versions do not show as differences.
+ */
+async function readTopic(
+  admin: TopicAdmin,
+  reading: Reading,
+  topic: string,
+  readerSchema: string | undefined,
+): Promise<TopicRead> {
   const marks = await admin.watermarks(topic);
   const records: TopicRead['records'] = [];
   await readToEnd({
@@ -112,7 +122,14 @@ async function readTopic(admin: TopicAdmin, reading: Reading, topic: string): Pr
     partitions: marks.map((m) => ({ partition: m.partition })),
     component: 'replay-diff',
     onRecord: async ({ partition, offset, key, value }) => {
-      const decoded = value === null ? null : jsonSafe(await reading.serde.decode(value), 'value', {});
+      const decoded =
+        value === null
+          ? null
+          : jsonSafe(
+              await reading.serde.decode(value, readerSchema === undefined ? {} : { readerSchema }),
+              'value',
+              {},
+            );
       records.push({ key: key?.toString('utf8') ?? '', value: decoded, partition, offset });
       reading.progress(1);
     },
@@ -294,8 +311,9 @@ export async function diffReplay({
       },
     };
     let finished = 0n;
-    const read = async (topic: string) => {
-      const { records, span } = await readTopic(admin, reading, topic);
+    // `as`: the topic (with TOPIC_PREFIX) whose schema this one's records are read with.
+    const read = async (topic: string, as = topic) => {
+      const { records, span } = await readTopic(admin, reading, topic, currentSchemaOf(prefix, as));
       // The span as the read began: records written since are not read, nor counted.
       finished += span;
       done = finished + (fromRaw ? rawSpan : 0n);
@@ -314,7 +332,7 @@ export async function diffReplay({
       report(true);
       for (const live of routed) {
         const within: KeyedValue[] = [];
-        for (const record of await read(liveOf(live))) {
+        for (const record of await read(liveOf(live), live)) {
           const origin = originOf(record.value);
           // A record whose origin cannot be told counts: better a difference shown than one hidden.
           const inside = origin === undefined || origins.has(origin);
@@ -346,7 +364,7 @@ export async function diffReplay({
       const { inside, outside } = seen.get(names.entity(s))!;
       // A key with events from outside the range only is none of the replay's business; one with events
       // from both has a live row that moved on: not compared, but counted.
-      const rows = (await read(liveOf(live))).filter((r) => inside.has(r.key));
+      const rows = (await read(liveOf(live), live)).filter((r) => inside.has(r.key));
       const movedOn = new Set([...outside].filter((key) => inside.has(key)));
       diffs.push(
         compareTables(

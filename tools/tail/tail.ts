@@ -29,6 +29,11 @@ export interface TailOptions {
   key?: string;
   /** Stop after printing this many. */
   limit?: number;
+  /**
+   * Values are read with this schema (this version's, for a catalog topic): a record written by an
+   * older version shows its newer fields with their defaults. Unset: as written.
+   */
+  readerSchema?: string;
 }
 
 export interface TailDeps {
@@ -78,7 +83,8 @@ export async function tail(
     options.key === undefined || record.key?.toString('utf8') === options.key;
   const print = async (record: ReadRecord) => {
     if (stop.signal.aborted) return;
-    const decoded = record.value === null ? { value: null } : await decodeValue(serde, record.value);
+    const decoded =
+      record.value === null ? { value: null } : await decodeValue(serde, record.value, options.readerSchema);
     write(
       formatRecord({
         topic: options.topic,
@@ -202,6 +208,7 @@ export function isCompacted(cleanupPolicy: string | undefined): boolean {
 async function decodeValue(
   serde: Pick<Serde, 'decode'>,
   value: Buffer,
+  readerSchema: string | undefined,
 ): Promise<{ value: unknown; decodeError?: string }> {
   try {
     schemaIdOf(value);
@@ -209,7 +216,7 @@ async function decodeValue(
     return { value };
   }
   try {
-    return { value: await serde.decode(value) };
+    return { value: await serde.decode(value, readerSchema === undefined ? {} : { readerSchema }) };
   } catch (error) {
     return { value, decodeError: (error as Error).message };
   }

@@ -3,6 +3,7 @@
 import { parseDuration } from '../../../runtime/duration.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
 import { createLogger } from '../../../runtime/log.js';
+import { currentSchemaOf } from '../../../schemas/own-schema-id.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { BoundsError, parseTime } from '../../replay/bounds.js';
@@ -153,6 +154,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
   }
   const config = await clusterConfig(io.env);
   const topic = resolveTopic(positionals[0]!, config.TOPIC_PREFIX);
+  const readerSchema = currentSchemaOf(config.TOPIC_PREFIX, topic);
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'tail' });
   const settings = kafkaSettings(config, 'hookledger-tail', logger);
@@ -176,6 +178,7 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
         history: values.history ?? false,
         ...(values.key === undefined ? {} : { key: values.key }),
         ...(limit === undefined ? {} : { limit }),
+        ...(readerSchema === undefined ? {} : { readerSchema }),
       },
       { settings, serde, write: (line) => io.stdout.write(`${line}\n`), signal: controller.signal },
     );
