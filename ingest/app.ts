@@ -29,6 +29,8 @@ export interface ServerLimits {
   maxHeaderBytes: number;
   /** Open connections at most; more are closed as they arrive (per-IP limits belong to a proxy in front). */
   maxConnections: number;
+  /** Bytes of bodies being received at once; past it, 503 before a body is read (receiving-budget.ts). */
+  maxReceivingBytes: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -37,6 +39,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   keepAliveTimeoutMs: 10_000,
   maxHeaderBytes: 16_384,
   maxConnections: 1_024,
+  maxReceivingBytes: 64 * 1_048_576,
 };
 
 export interface IngestDeps {
@@ -119,6 +122,7 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     quarantine: deps.quarantine,
     failingIds: deps.failingIds,
     keptQueryParameters: deps.keptQueryParameters,
+    receivingBytes: Math.max(limits.maxReceivingBytes, bodyLimit),
   });
   return app;
 }

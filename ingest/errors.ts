@@ -67,6 +67,15 @@ export const INGEST_ERR_DEADLINE = createError<'INGEST_ERR_DEADLINE', 503, [numb
   false,
 );
 
+/** Request bodies being received take all of INGEST_MAX_RECEIVING_BYTES: answered before the body is read. */
+export const INGEST_ERR_RECEIVING = createError(
+  'INGEST_ERR_RECEIVING',
+  'Too many request bytes being received',
+  503,
+  Error,
+  false,
+);
+
 /** Shutting down: no new records are accepted. */
 export const INGEST_ERR_CLOSING = createError('INGEST_ERR_CLOSING', 'Shutting down', 503, Error, false);
 

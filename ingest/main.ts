@@ -226,6 +226,7 @@ export async function startIngest({
       keptQueryParameters: config.INGEST_KEPT_QUERY_PARAMETERS,
       limits: {
         maxConnections: config.INGEST_MAX_CONNECTIONS,
+        maxReceivingBytes: config.INGEST_MAX_RECEIVING_BYTES,
         requestTimeoutMs: config.INGEST_REQUEST_TIMEOUT_MS,
         headersTimeoutMs: Math.min(5_000, config.INGEST_REQUEST_TIMEOUT_MS),
         keepAliveTimeoutMs: config.INGEST_KEEP_ALIVE_TIMEOUT_MS,

@@ -189,6 +189,12 @@ const environment = z.object({
   INGEST_LINGER_MS: boundedDuration('2ms', 0, 1_000).default(2),
   INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),
+  /**
+   * Bytes of request bodies being received at once (each request's Content-Length, or INGEST_BODY_LIMIT
+   * when it has none): past it, 503 before the body is read. Bodies are read before their signature can
+   * be checked, so this, not the connections, bounds what unsigned traffic can make ingest hold.
+   */
+  INGEST_MAX_RECEIVING_BYTES: bytes.default(64 * 1_048_576),
   /** Requests to a signed source whose signature fails are kept in webhooks.quarantine (still 401). */
   INGEST_QUARANTINE: flag.default(true),
   /** Per source and ingest instance: quarantined requests per second (bursts up to a minute's worth). */
@@ -363,6 +369,12 @@ const consistentEnvironment = environment.superRefine((config, ctx) => {
       code: 'custom',
       path: ['INGEST_DEADLINE_MS'],
       message: `must be at least INGEST_LINGER_MS + ${MIN_DEADLINE_OVER_LINGER_MS} ms (${config.INGEST_LINGER_MS + MIN_DEADLINE_OVER_LINGER_MS} ms): a request waits that long for its batch, then for Kafka's acknowledgement`,
+    });
+  if (config.INGEST_MAX_RECEIVING_BYTES < config.INGEST_BODY_LIMIT)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['INGEST_MAX_RECEIVING_BYTES'],
+      message: `must be at least INGEST_BODY_LIMIT (${config.INGEST_BODY_LIMIT} bytes): a body of that size could never be received`,
     });
   if (config.ENRICH && config.ENRICH_ALLOWED_ENDPOINTS.size === 0)
     ctx.addIssue({

@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import {
   INGEST_ERR_BODY_TOO_LARGE,
+  INGEST_ERR_RECEIVING,
   INGEST_ERR_SIGNATURE,
   INGEST_ERR_UNKNOWN_SOURCE,
   RETRY_AFTER_SECONDS,
@@ -16,6 +17,7 @@ import { extract } from './extract.js';
 import { watchFailingIds } from './failing-id-telemetry.js';
 import { FailingIds, keptId } from './failing-ids.js';
 import type { Quarantine } from './quarantine.js';
+import { bytesToReserve, ReceivingBudget } from './receiving-budget.js';
 import { verifySignature } from './signature.js';
 
 export interface WebhooksOptions {
@@ -30,6 +32,8 @@ export interface WebhooksOptions {
   failingIds?: FailingIds | undefined;
   /** Query parameters whose values records keep (INGEST_KEPT_QUERY_PARAMETERS); every other value is masked. */
   keptQueryParameters?: ReadonlySet<string> | undefined;
+  /** Bytes of bodies received at once (INGEST_MAX_RECEIVING_BYTES; receiving-budget.ts). */
+  receivingBytes: number;
 }
 
 /** What this route learns about a request before its handler runs. */
@@ -63,6 +67,7 @@ const EMPTY = Buffer.alloc(0);
 export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, options) => {
   const { sources, store, encoder, metrics, bodyLimit } = options;
   const keptQuery = options.keptQueryParameters ?? new Set<string>();
+  const receiving = new ReceivingBudget(options.receivingBytes);
 
   // Raw bytes for every content type, so no 415 ever reaches the platform and the signature is
   // checked over exactly what was sent. The limit is enforced while reading (413).
@@ -81,9 +86,17 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
   });
 
   // The per-request hooks take fastify's callback form: an async hook costs a promise and a microtask.
-  app.addHook('onRequest', (request: FastifyRequest<{ Params: { source: string } }>, _reply, done) => {
+  app.addHook('onRequest', (request: FastifyRequest<{ Params: { source: string } }>, reply, done) => {
     const source = sources.get(request.params.source);
     request.delivery = { source, receivedAt: Date.now(), webhookId: undefined };
+    // Taken before the body is read, given back once the answer is sent or the connection is gone.
+    const reserved = bytesToReserve(request.headers['content-length'], bodyLimit);
+    if (!receiving.take(reserved)) {
+      reply.header('connection', 'close');
+      done(new INGEST_ERR_RECEIVING());
+      return;
+    }
+    reply.raw.once('close', () => receiving.give(reserved));
     // An empty or malformed Content-Type would get fastify's own 415 before any parser runs: let the
     // catch-all parser take it instead. The envelope keeps the header as sent (request.raw.headers).
     const type = request.headers['content-type'];

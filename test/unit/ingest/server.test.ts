@@ -218,4 +218,58 @@ describe('ingest server', () => {
     expect(answer.toLowerCase()).toContain('connection: close');
     expect(kafka.acked).toHaveLength(1);
   });
+
+  it('bounds the body bytes received at once: past the budget, 503 with Retry-After before the body is read, and the bytes come back', async () => {
+    const { port, kafka } = await listening({
+      bodyLimit: 1_000,
+      limits: { maxReceivingBytes: 2_500 },
+    });
+    const signature = signBody(BODY, KEY);
+    const head = (length: number) =>
+      `POST /webhooks/energy HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nX-Signature: ${signature}\r\n\r\n`;
+    const open = () => {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk;
+      });
+      return { socket, answer: () => text };
+    };
+    // Two bodies of 1,000 bytes announced and not yet sent hold 2,000 of the 2,500 bytes.
+    const slow = [open(), open()];
+    for (const { socket } of slow) socket.write(head(1_000));
+    await new Promise((r) => setTimeout(r, 100));
+    const refused = await fetch(`http://127.0.0.1:${port}/webhooks/energy`, {
+      method: 'POST',
+      body: 'x'.repeat(900),
+      headers: { 'x-signature': signature, 'content-type': 'application/json' },
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(refused.headers.get('connection')).toBe('close');
+    expect(await refused.json()).toMatchObject({ code: 'INGEST_ERR_RECEIVING' });
+    // A small one still fits (2,000 + 25 bytes), and is stored.
+    const small = await fetch(`http://127.0.0.1:${port}/webhooks/energy`, {
+      method: 'POST',
+      body: BODY,
+      headers: { 'x-signature': signature },
+    });
+    expect(small.status).toBe(200);
+    // The slow senders go away: their bytes come back, and a 900-byte body is taken again.
+    for (const { socket } of slow) socket.destroy();
+    let status = 0;
+    for (let tries = 0; tries < 50 && status !== 401; tries++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const again = await fetch(`http://127.0.0.1:${port}/webhooks/energy`, {
+        method: 'POST',
+        body: 'x'.repeat(900),
+        headers: { 'x-signature': signature, 'content-type': 'application/json' },
+      });
+      status = again.status;
+    }
+    // Its signature is wrong (it is not BODY's): read and checked, 401, not refused unread.
+    expect(status).toBe(401);
+    expect(kafka.acked).toHaveLength(1);
+  });
 });
