@@ -388,7 +388,10 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       activity = 'committing';
       await cycle.commit();
     }
-    cycle.succeeded();
+    // Only a cycle that leaves nothing uncommitted has gone through: most failures show at the commit,
+    // one cycle after the records were processed again, and a cycle that processed them without
+    // committing yet must not clear the count (the back-off stayed at its first step, readiness green).
+    if (!cycle.inTransaction) cycle.succeeded();
   }
 
   /**

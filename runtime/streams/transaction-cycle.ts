@@ -179,7 +179,7 @@ export class TransactionCycle<V> {
     return this.inTransaction && this.#policy.due(this.#records, now - this.#startedAt);
   }
 
-  /** A cycle of the loop went through: the back-off of transient failures starts again. */
+  /** A cycle of the loop went through with nothing left uncommitted: the back-off starts again. */
   succeeded(): void {
     this.#consecutiveFailures = 0;
     this.#lastFailure = undefined;

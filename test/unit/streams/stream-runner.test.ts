@@ -412,6 +412,37 @@ describe('the stream runner with a fake Kafka client', () => {
   });
 });
 
+describe('a failure that shows only at the commit', () => {
+  it('counts in a row until a commit goes through: readiness names it from the third, and the back-off grows', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3]);
+    // A produce refused for every batch: librdkafka says so at the commit, after the records were sent.
+    const refused = () =>
+      rd(ERRORS.ERR__STATE, 'Local: Transaction requires abort (a produce was refused)', {
+        isTxnRequiresAbort: true,
+      });
+    kafka.commitSteps = Array.from({ length: 5 }, refused);
+    const app = await start(kafka, { retryInitialMs: 20, retryMaxMs: 1_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    const reasons = new Set<string>();
+    const commitsAt: number[] = [];
+    while (kafka.committed.get('in[0]') !== 3) {
+      const readiness = app.readiness();
+      for (const reason of readiness.reasons) reasons.add(reason);
+      const commits = kafka.log.filter((line) => line === 'commit').length;
+      if (commits > commitsAt.length) commitsAt.push(Date.now());
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect([...reasons].some((r) => /Transaction requires abort/.test(r))).toBe(true);
+    // Waits of 20, 40, 80, 160 ms between the failed commits (each after the records are processed again).
+    const gaps = commitsAt.slice(1).map((at, i) => at - commitsAt[i]!);
+    expect(gaps[3]!).toBeGreaterThanOrEqual(150);
+    expect(kafka.values('out')).toEqual([1, 2, 3]);
+    // Committed at last: ready again, nothing named.
+    await until(() => app.readiness().ready, 'ready after the commit');
+  });
+});
+
 describe('the stream runner opening and closing', () => {
   it('closes its producer when the start fails after the producer opened', async () => {
     const kafka = new FakeKafka();
