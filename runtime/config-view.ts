@@ -1,6 +1,6 @@
 // The effective configuration as people may see it (the start-up log line, `hookledger config print`):
 // every variable with its value after defaults, secrets replaced, durations in the one duration syntax.
-import { CONFIG_VARIABLES, type Config, DURATION_VARIABLES } from './config.js';
+import { CONFIG_VARIABLES, type Config, DURATION_VARIABLES, withoutPassword } from './config.js';
 import { formatDuration } from './duration.js';
 import { renamedVariableLines, unknownVariableLine, unknownVariables } from './known-variables.js';
 import type { Logger } from './log.js';
@@ -9,10 +9,6 @@ import { VERSION } from './version.js';
 
 export const REDACTED = '[redacted]';
 
-/** A URL's password (`https://user:secret@host`) replaced; anything else as it is. */
-function withoutPassword(text: string): string {
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, `$1:${REDACTED}@`);
-}
 
 function shown(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;

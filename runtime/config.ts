@@ -64,7 +64,10 @@ const environment = z.object({
     .min(1, 'expected host:port[,host:port…]')
     .transform((s) => s.split(',').map((b) => b.trim()))
     .pipe(z.array(z.string().regex(/^[^\s:]+:\d+$/, 'expected host:port[,host:port…]')).min(1)),
-  SCHEMA_REGISTRY_URL: z.url({ message: 'expected the http(s) URL of a Confluent-API schema registry' }),
+  SCHEMA_REGISTRY_URL: z.url({
+    protocol: /^https?$/,
+    message: 'expected the http(s) URL of a Confluent-API schema registry',
+  }),
   // How to reach a secured cluster and registry: mapped to librdkafka properties in one place
   // (runtime/kafka/client-properties.ts), to the registry client in schemas/registry-access.ts.
   KAFKA_SECURITY_PROTOCOL: upperCase
@@ -491,12 +494,52 @@ export function checkConfig(
       const found = present[variable];
       const secret = (SECRET_VARIABLES as readonly string[]).includes(variable);
       const shown =
-        found === undefined ? 'it is not set' : secret ? 'value hidden' : `got ${JSON.stringify(found)}`;
+        found === undefined
+          ? 'it is not set'
+          : secret
+            ? 'value hidden'
+            : `got ${JSON.stringify(withoutPassword(String(found)))}`;
       problems.push({ variable, message: `${issue.message} (${shown})` });
     }
   }
   if (problems.length > 0 || !result.success) return { config: undefined, problems };
-  return { config: result.data, problems: [] };
+  const login = registryLoginApart(result.data);
+  if ('problem' in login) return { config: undefined, problems: [login.problem] };
+  return { config: login.config, problems: [] };
+}
+
+/** A URL's password (`https://user:secret@host`) replaced; anything else as it is. */
+export function withoutPassword(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:[redacted]@');
+}
+
+/**
+ * A login written into SCHEMA_REGISTRY_URL (`https://key:secret@host`, as some providers print it) moves
+ * to SCHEMA_REGISTRY_USERNAME and _PASSWORD, and the URL keeps no credentials: every message that names
+ * the registry by its URL (a start-up check, a command's one line) would otherwise print the secret.
+ */
+function registryLoginApart(config: Config): { config: Config } | { problem: ConfigProblem } {
+  const url = new URL(config.SCHEMA_REGISTRY_URL);
+  if (url.username === '' && url.password === '') return { config };
+  if (config.SCHEMA_REGISTRY_USERNAME !== undefined || config.SCHEMA_REGISTRY_BEARER_TOKEN !== undefined)
+    return {
+      problem: {
+        variable: 'SCHEMA_REGISTRY_URL',
+        message: `holds a login, and SCHEMA_REGISTRY_${config.SCHEMA_REGISTRY_USERNAME !== undefined ? 'USERNAME' : 'BEARER_TOKEN'} is set too: give the login in one place (got ${JSON.stringify(withoutPassword(config.SCHEMA_REGISTRY_URL))})`,
+      },
+    };
+  const username = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  url.username = '';
+  url.password = '';
+  return {
+    config: {
+      ...config,
+      SCHEMA_REGISTRY_URL: url.toString().replace(/\/$/, ''),
+      SCHEMA_REGISTRY_USERNAME: username,
+      SCHEMA_REGISTRY_PASSWORD: password,
+    },
+  };
 }
 
 function problemOf(line: string): ConfigProblem {

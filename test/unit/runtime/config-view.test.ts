@@ -7,7 +7,7 @@ import { VERSION } from '../../../runtime/version.js';
 
 const env = {
   KAFKA_BROKERS: 'a:9092,b:9092',
-  SCHEMA_REGISTRY_URL: 'https://key:registry-secret@registry.example',
+  SCHEMA_REGISTRY_URL: 'https://registry.example',
   SCHEMA_REGISTRY_BEARER_TOKEN: 'tok3n',
   KAFKA_SASL_PASSWORD: 'hunter2',
   WEBHOOK_DATE_ZONE: '-05:30',
@@ -19,18 +19,29 @@ describe('the effective configuration', () => {
     const view = effectiveConfig(loadConfig(env));
     expect(view).toMatchObject({
       KAFKA_BROKERS: 'a:9092,b:9092',
-      SCHEMA_REGISTRY_URL: 'https://key:[redacted]@registry.example',
+      SCHEMA_REGISTRY_URL: 'https://registry.example',
       SCHEMA_REGISTRY_BEARER_TOKEN: '[redacted]',
       KAFKA_SASL_PASSWORD: '[redacted]',
       WEBHOOK_DATE_ZONE: '-05:30',
       INGEST_DEADLINE_MS: '12s',
       DEDUPE_WINDOW: '7d',
     });
-    expect(JSON.stringify(view)).not.toMatch(/hunter2|tok3n|registry-secret/);
+    expect(JSON.stringify(view)).not.toMatch(/hunter2|tok3n/);
     // What it prints reads back as the same configuration.
-    expect(loadConfig({ ...view, SCHEMA_REGISTRY_URL: env.SCHEMA_REGISTRY_URL })).toEqual(
+    expect(loadConfig(view)).toEqual(
       loadConfig({ ...env, SCHEMA_REGISTRY_BEARER_TOKEN: '[redacted]', KAFKA_SASL_PASSWORD: '[redacted]' }),
     );
+  });
+
+  it('takes a login written into SCHEMA_REGISTRY_URL apart: the URL keeps none, and shows none', () => {
+    const config = loadConfig({
+      KAFKA_BROKERS: 'a:9092',
+      SCHEMA_REGISTRY_URL: 'https://api%2Bkey:registry-secret@registry.example/apis/ccompat/v7',
+    });
+    expect(config.SCHEMA_REGISTRY_URL).toBe('https://registry.example/apis/ccompat/v7');
+    expect(config.SCHEMA_REGISTRY_USERNAME).toBe('api+key');
+    expect(config.SCHEMA_REGISTRY_PASSWORD).toBe('registry-secret');
+    expect(JSON.stringify(effectiveConfig(config))).not.toMatch(/registry-secret/);
   });
 
   it('is logged at start with the version, and a misspelled variable is warned about', () => {

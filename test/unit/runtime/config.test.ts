@@ -20,6 +20,31 @@ function errorOf(env: NodeJS.ProcessEnv): string {
   throw new Error('expected a ConfigError');
 }
 
+describe("the registry's URL", () => {
+  it('is http or https, and a login in it is never shown in a problem', () => {
+    expect(errorOf({ ...minimal, SCHEMA_REGISTRY_URL: 'ftp://registry:8081' })).toMatch(
+      /^SCHEMA_REGISTRY_URL: expected the http\(s\) URL/,
+    );
+    expect(errorOf({ ...minimal, SCHEMA_REGISTRY_URL: 'file:///etc/passwd' })).toMatch(
+      /^SCHEMA_REGISTRY_URL:/,
+    );
+    const invalid = errorOf({ ...minimal, SCHEMA_REGISTRY_URL: 'https://key:TOPSECRET@reg istry' });
+    expect(invalid).toContain('https://key:[redacted]@reg istry');
+    expect(invalid).not.toContain('TOPSECRET');
+  });
+
+  it('holds a login, or SCHEMA_REGISTRY_USERNAME does, not both', () => {
+    const both = errorOf({
+      ...minimal,
+      SCHEMA_REGISTRY_URL: 'https://key:TOPSECRET@registry',
+      SCHEMA_REGISTRY_USERNAME: 'other',
+      SCHEMA_REGISTRY_PASSWORD: 'other-secret',
+    });
+    expect(both).toMatch(/^SCHEMA_REGISTRY_URL: holds a login, and SCHEMA_REGISTRY_USERNAME is set too/);
+    expect(both).not.toContain('TOPSECRET');
+  });
+});
+
 describe('configuration from the environment', () => {
   it('fills every default from the two required variables', () => {
     const config = loadConfig(minimal);
