@@ -41,6 +41,7 @@ export function createStreamMetrics({
     'stream.batch.retry': () => series.retries.inc({ app }),
     'stream.lag': ({ topic = '', partition = '' }, value) =>
       series.lag.set({ app, topic, partition }, value ?? 0),
+    'stream.lag.gone': ({ topic = '', partition = '' }) => series.lag.remove({ app, topic, partition }),
     'stream.restore': ({ topic = '' }, value) => series.restoreSeconds.observe({ app, topic }, value ?? 0),
     'stream.dead-letter': ({ reason = '' }) =>
       series.failedRecords.inc({ app, reason, outcome: 'dead-lettered' }),

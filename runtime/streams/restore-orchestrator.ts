@@ -141,6 +141,8 @@ export class RestoreOrchestrator<V> {
     const run = this.#runs.get(task);
     this.#runs.delete(task);
     task.close();
+    // Its lag is the next owner's to report: a series left behind would add a frozen backlog to the sum.
+    this.context.instrument('stream.lag.gone', { topic: task.topic, partition: String(task.partition) });
     if (run !== undefined && ![...this.#runs.values()].includes(run)) run.cancel();
   }
 

@@ -1,5 +1,7 @@
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERRORS, type KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import { createStreamMetrics } from '../../../runtime/streams/metrics.js';
 import type { InputRecord, Processor, ProcessorContext } from '../../../runtime/streams/processor.js';
 import { isFencedConsumer, needsNewClients } from '../../../runtime/streams/rejoining-app.js';
 import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
@@ -409,6 +411,30 @@ describe('the stream runner with a fake Kafka client', () => {
       'producer app-i1 fenced repeatedly: another instance runs with instance id i1',
     );
     expect(kafka.openProducers).toBe(0);
+  });
+});
+
+describe('the lag series of a partition', () => {
+  it('goes with the partition: a revoked one leaves no frozen backlog in the sum', async () => {
+    const kafka = new FakeKafka();
+    const registry = new Registry();
+    const metrics = createStreamMetrics({ app: 'app', registry });
+    kafka.produce('in', 0, [1, 2]);
+    kafka.produce('in', 1, [3]);
+    await start(kafka, { instrument: metrics.instrument });
+    kafka.consumer.rebalance('assign', [p0, p1]);
+    await until(
+      () => kafka.committed.get('in[0]') === 2 && kafka.committed.get('in[1]') === 1,
+      'both committed',
+    );
+    const lagLines = async () =>
+      (await registry.metrics()).split('\n').filter((l) => l.startsWith('hookledger_stream_consumer_lag{'));
+    expect(await lagLines()).toHaveLength(2);
+    kafka.consumer.rebalance('revoke', [p0]);
+    await until(() => kafka.log.includes('unassign in[0]'), 'in[0] given back');
+    expect(await lagLines()).toEqual([
+      'hookledger_stream_consumer_lag{app="app",topic="in",partition="1"} 0',
+    ]);
   });
 });
 
