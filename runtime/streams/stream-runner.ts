@@ -532,6 +532,10 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     if (failure !== undefined) reasons.push(`stopped: ${failure.message}`);
     if (closing) reasons.push('closing');
     if (!joinedRebalances.joined) reasons.push('not joined its consumer group yet');
+    // After a loss the tasks are gone, and nothing else would say so until new clients (minutes later).
+    const lostMs = joinedRebalances.rejoinWaitingMs(Date.now());
+    if (lostMs > 0)
+      reasons.push(`partitions lost ${Math.round(lostMs / 1000)} s ago, rejoining its consumer group`);
     if (
       busySince !== undefined &&
       Date.now() - busySince > Math.min(BUSY_REPORTED_AFTER_MS, stallTimeoutMs / 2)

@@ -116,9 +116,17 @@ describe('the stream runner with a fake Kafka client', () => {
     await until(() => kafka.log.includes('unassign in[0]'), 'the lost partition unassigned');
     expect(kafka.consumer.paused.has('in[0]')).toBe(true);
 
+    // Not ready while it has lost its partitions and not been assigned any since (no task says so).
+    await until(
+      () => app.readiness().reasons.some((r) => /^partitions lost \d+ s ago, rejoining/.test(r)),
+      'named',
+    );
+    expect(app.readiness().ready).toBe(false);
+
     kafka.produce('in', 0, [3]);
     kafka.consumer.rebalance('assign', [p0]);
     await until(() => kafka.sent.length === 5, 'the three records processed again by the new task');
+    await until(() => app.readiness().ready, 'ready again once assigned');
     expect(kafka.log.lastIndexOf('resume in[0]')).toBeGreaterThan(kafka.log.lastIndexOf('assign in[0]'));
     expect(kafka.consumer.paused.has('in[0]')).toBe(false);
     expect(statusOf(app, 0)).toBe('running');
