@@ -65,8 +65,9 @@ export function queryString(url: string, kept: ReadonlySet<string> = new Set()):
     .map((parameter) => {
       const equals = parameter.indexOf('=');
       const name = equals < 0 ? parameter : parameter.slice(0, equals);
-      if (equals < 0 || kept.has(decodedName(name))) return parameter;
-      return `${name}=${MASKED}`;
+      if (kept.has(decodedName(name))) return parameter;
+      // A parameter without a value may be a token on its own (`?s3cr3t`): masked whole unless kept.
+      return equals < 0 ? MASKED : `${name}=${MASKED}`;
     })
     .join('&');
 }
