@@ -1,6 +1,6 @@
 // What a running stack leaves in its state directory: stack.json (for status/down/restart) and stack.env.
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 export interface StackRecord {
@@ -61,13 +61,16 @@ export function renderStackEnv(stack: {
 export async function writeStackRecord(stateDir: string, record: StackRecord): Promise<void> {
   const files = stackFiles(stateDir);
   await mkdir(stateDir, { recursive: true });
-  await writeFile(files.record, `${JSON.stringify(record, null, 2)}\n`);
-  // The secured stack's env file holds its passwords: readable by its owner only.
-  await writeFile(files.env, renderStackEnv(record), { mode: 0o600 });
+  // The secured stack's files hold its passwords (the record its client variables too): readable by their
+  // owner only, also when an earlier stack left them readable by others.
+  const ownerOnly = async (file: string, text: string) => {
+    await writeFile(file, text, { mode: 0o600 });
+    await chmod(file, 0o600);
+  };
+  await ownerOnly(files.record, `${JSON.stringify(record, null, 2)}\n`);
+  await ownerOnly(files.env, renderStackEnv(record));
   if (record.oauthClientEnv)
-    await writeFile(files.oauthEnv, renderStackEnv({ ...record, clientEnv: record.oauthClientEnv }), {
-      mode: 0o600,
-    });
+    await ownerOnly(files.oauthEnv, renderStackEnv({ ...record, clientEnv: record.oauthClientEnv }));
 }
 
 export function readStackRecord(stateDir: string): StackRecord | undefined {
