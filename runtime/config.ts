@@ -232,8 +232,8 @@ const environment = z.object({
    */
   PROCESSOR_COMMIT_INTERVAL_MS: boundedDuration('25ms', 5, 10_000).default(25),
   /**
-   * Stream threads per `process` (Kafka Streams' num.stream.threads): each a worker_thread with its own
-   * consumer, producer and tasks. 1 by default, as in Kafka Streams: a container's CPU limit is not what
+   * Stream threads per `process` (Kafka Streams' num.stream.threads): each a child process (librdkafka's
+   * binding cannot be loaded in a worker_thread) with its own consumer, producer and tasks. 1 by default, as in Kafka Streams: a container's CPU limit is not what
    * the host's core count says, and a second thread pays only where a second core is free.
    */
   PROCESSOR_THREADS: z.coerce.number().int().min(1).max(64).default(1),
