@@ -6,6 +6,7 @@ import { errorFields } from '../log-error.js';
 import type { OutRecord } from './eos-producer.js';
 import { classifyRecordError, DEAD_LETTER_AFTER_MS, isRegistryAnswer, RECORD_ATTEMPTS } from './errors.js';
 import type { InputRecord } from './processor.js';
+import { RepeatedLines } from './repeated-lines.js';
 import type { ConsumedMessage } from './stream-clients.js';
 import type { Outgoing, RecordFailure, StreamTask } from './stream-task.js';
 import type { SinkNode, SourceMessage, SourceNode, Topology } from './topology.js';
@@ -46,6 +47,8 @@ export class RecordProcessing<V> {
    * (with one entry a task, the two reset each other's attempts and the partition never moved again).
    */
   readonly #failing = new WeakMap<StreamTask<V>, Map<number, FailingRecord>>();
+  /** Dead-letter lines of one kind (reason and error class): one in full per minute, the rest at debug. */
+  readonly #repeats = new RepeatedLines();
   /** The record being processed, what a throw out of `process` is blamed on (fields, not an object per record). */
   #inFlightTask: StreamTask<V> | undefined;
   #inFlightOffset = 0;
@@ -137,10 +140,17 @@ export class RecordProcessing<V> {
     task.undoRecord();
     const hook = this.topology.deadLetter;
     const labels = { topic: task.topic, reason: why.reason };
-    task.log.warn(
-      { ...errorFields(why.error), offset: record.offset, key: record.key, reason: why.reason },
-      'record dead-lettered',
-    );
+    // `recordKey`, not `key`: the logger redacts `key` fields (they carry signing keys elsewhere).
+    const line = { offset: record.offset, recordKey: record.key, reason: why.reason };
+    const { full, heldBack } = this.#repeats.admit(`${why.reason}:${(why.error as Error | undefined)?.name}`);
+    if (full)
+      task.log.warn(
+        { ...errorFields(why.error), ...line, ...(heldBack > 0 ? { heldBack } : {}) },
+        heldBack > 0
+          ? `record dead-lettered (and ${heldBack} more like it since the last line)`
+          : 'record dead-lettered',
+      );
+    else task.log.debug({ ...line, err: (why.error as Error | undefined)?.message }, 'record dead-lettered');
     if (hook === undefined) {
       task.addEvent('stream.skipped', labels);
       return;

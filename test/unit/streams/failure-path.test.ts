@@ -382,6 +382,40 @@ describe('a sink that refuses a value at once (no promise)', () => {
   });
 });
 
+describe('a dead letter for every record', () => {
+  it('is logged in full once, the rest at debug, every one still dead-lettered', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce(
+      'in',
+      0,
+      Array.from({ length: 10 }, () => 99),
+    );
+    const lines: { level: number; msg: string; recordKey?: string; stack?: string }[] = [];
+    const logger = pino(
+      { level: 'debug' },
+      { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    );
+    const reasons: string[] = [];
+    await start(kafka, {
+      logger,
+      topology: copyFailing99(
+        Number.POSITIVE_INFINITY,
+        () => new TypeError('x is undefined'),
+        (r) => reasons.push(r),
+      ),
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 10, 'every record past');
+    expect(reasons).toHaveLength(10);
+    const warned = lines.filter((l) => l.msg.startsWith('record dead-lettered') && l.level === 40);
+    expect(warned).toHaveLength(1);
+    // The record's key is shown (a field named `key` is redacted: it means a signing key elsewhere).
+    expect(warned[0]!.recordKey).toBeDefined();
+    expect(warned[0]!.recordKey).not.toBe('[redacted]');
+    expect(lines.filter((l) => l.msg === 'record dead-lettered' && l.level === 20)).toHaveLength(9);
+  });
+});
+
 describe("a registry's answer while an output is encoded", () => {
   const registryAnswer = (status: number) =>
     Object.assign(new Error(`Error, status ${status}: schema not found`), { status });
