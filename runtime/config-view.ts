@@ -9,7 +9,6 @@ import { VERSION } from './version.js';
 
 export const REDACTED = '[redacted]';
 
-
 function shown(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if ((SECRET_VARIABLES as readonly string[]).includes(name)) return REDACTED;
