@@ -4,6 +4,7 @@ import { CONFIG_VARIABLES, type Config, DURATION_VARIABLES, withoutPassword } fr
 import { formatDuration } from './duration.js';
 import { renamedVariableLines, unknownVariableLine, unknownVariables } from './known-variables.js';
 import type { Logger } from './log.js';
+import { riskySettings } from './risky-settings.js';
 import { SECRET_VARIABLES } from './secret-files.js';
 import { VERSION } from './version.js';
 
@@ -43,4 +44,5 @@ export function logStartConfig(logger: Logger, config: Config, env: NodeJS.Proce
   logger.info({ version: VERSION, config: effectiveConfig(config) }, 'configuration');
   for (const unknown of unknownVariables(Object.keys(env))) logger.warn(unknownVariableLine(unknown));
   for (const line of renamedVariableLines(env)) logger.warn(line);
+  for (const line of riskySettings(config)) logger.warn(line);
 }

@@ -1,5 +1,6 @@
 // `hookledger config check`: every variable validated without starting anything, each problem one line;
 // with `connect`, the brokers (a metadata request, so TLS and SASL too) and the registry reached as well.
+
 import { accessSync, constants } from 'node:fs';
 import { loadSources, sourcesSettings } from '../../ingest/sources.js';
 import { type Config, ConfigError, type ConfigProblem, checkConfig } from '../../runtime/config.js';
@@ -12,6 +13,7 @@ import {
   unknownVariables,
 } from '../../runtime/known-variables.js';
 import { createLogger } from '../../runtime/log.js';
+import { riskySettings } from '../../runtime/risky-settings.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { assertRegistryReachable } from '../../schemas/registry-reachable.js';
 import { stackPreference } from '../stack/choose.js';
@@ -117,7 +119,10 @@ export async function checkConfiguration(
   const warnings: string[] = [];
   const checked = checkConfig(env);
   const problems = [...checked.problems];
-  if (checked.config !== undefined) combinations(checked.config, problems);
+  if (checked.config !== undefined) {
+    combinations(checked.config, problems);
+    warnings.push(...riskySettings(checked.config));
+  }
   sources(env, problems, warnings);
   stackVariables(env, problems);
   const names = new Set([...Object.keys(env), ...fileNames]);

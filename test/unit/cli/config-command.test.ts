@@ -61,6 +61,27 @@ describe('config check', () => {
     expect(stdout).not.toContain('hunter2');
   });
 
+  it('warns about a secret that would cross the network unencrypted, except on the local stack', async () => {
+    const risky = {
+      ...base,
+      SCHEMA_REGISTRY_USERNAME: 'svc',
+      SCHEMA_REGISTRY_PASSWORD: 'registry-secret',
+      KAFKA_SECURITY_PROTOCOL: 'SASL_PLAINTEXT',
+      KAFKA_SASL_MECHANISM: 'PLAIN',
+      KAFKA_SASL_USERNAME: 'svc',
+      KAFKA_SASL_PASSWORD: 'hunter2',
+    };
+    const { code, stdout } = await run(['check'], risky);
+    expect(code).toBe(0);
+    expect(stdout.trim().split('\n')).toEqual([
+      'warning: SCHEMA_REGISTRY_URL is plain http and a registry login is set: the login crosses the network unencrypted (use https)',
+      'warning: KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT with KAFKA_SASL_MECHANISM=PLAIN: the Kafka password crosses the network unencrypted (use SASL_SSL)',
+      'configuration valid (2 warnings)',
+    ]);
+    const local = await run(['check'], { ...risky, HOOKLEDGER_LOCAL_STACK: 'true' });
+    expect(local.stdout.trim()).toBe('configuration valid');
+  });
+
   it("checks the sources under the project's old name, with a warning to rename it", async () => {
     const { HOOKLEDGER_SOURCES, ...rest } = base;
     const { code, stdout } = await run(['check'], { ...rest, HOOKSTREAM_SOURCES: HOOKLEDGER_SOURCES });
