@@ -37,13 +37,18 @@ async function closeStages(): Promise<void> {
   for (const stage of [...stages].reverse()) await stage.close();
 }
 
+/** Readiness is sent again this often even when unchanged: the parent takes silence for a blocked loop. */
+const READINESS_REPEAT_MS = 1_000;
+
 let lastReadiness = '';
+let lastSentAt = 0;
 function reportReadiness(): void {
   const readiness: Record<string, Readiness> = {};
   for (const stage of stages) readiness[stage.name] = stageReadiness(stage.app);
   const text = JSON.stringify(readiness);
-  if (text === lastReadiness) return;
+  if (text === lastReadiness && Date.now() - lastSentAt < READINESS_REPEAT_MS) return;
   lastReadiness = text;
+  lastSentAt = Date.now();
   post({ type: 'readiness', readiness });
 }
 

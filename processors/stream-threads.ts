@@ -49,7 +49,17 @@ interface Thread {
   handle: ThreadHandle;
   state: ThreadState;
   readiness: Record<string, Readiness>;
+  /** When it last said anything (it repeats its readiness every second while its event loop turns). */
+  heardAt: number;
 }
+
+/**
+ * A running thread silent this long is not ready: its event loop is blocked (a CPU-bound bug), so its
+ * own stall watchdog cannot run, and the readiness it last sent would stay green for ever.
+ */
+export const THREAD_SILENT_MS = 5_000;
+/** /metrics answers with what has arrived by then: a blocked thread must not hold the scrape for ever. */
+export const THREAD_METRICS_TIMEOUT_MS = 5_000;
 
 /** Why the process should end: a stage of a thread stopped by itself, or a thread ended unasked. */
 export interface ThreadsStopped {
@@ -75,7 +85,17 @@ export class StreamThreads {
   readonly #pending = new Map<number, { waiting: number; metrics: ThreadMetrics[]; done: () => void }>();
   #closing = false;
 
-  constructor(count: number, stages: readonly string[], spawn: (index: number) => ThreadHandle) {
+  readonly #now: () => number;
+  readonly #metricsTimeoutMs: number;
+
+  constructor(
+    count: number,
+    stages: readonly string[],
+    spawn: (index: number) => ThreadHandle,
+    { now = Date.now, metricsTimeoutMs = THREAD_METRICS_TIMEOUT_MS } = {},
+  ) {
+    this.#now = now;
+    this.#metricsTimeoutMs = metricsTimeoutMs;
     this.#stages = stages;
     this.#stopped = new Promise((resolve) => {
       this.#resolveStopped = resolve;
@@ -88,8 +108,15 @@ export class StreamThreads {
     });
     this.#started.catch(() => {});
     this.#threads = Array.from({ length: count }, (_, index) => {
-      const thread: Thread = { index, handle: spawn(index), state: 'starting', readiness: {} };
+      const thread: Thread = {
+        index,
+        handle: spawn(index),
+        state: 'starting',
+        readiness: {},
+        heardAt: now(),
+      };
       thread.handle.onMessage((message) => {
+        thread.heardAt = this.#now();
         switch (message.type) {
           case 'running':
             if (thread.state === 'starting') thread.state = 'running';
@@ -152,7 +179,16 @@ export class StreamThreads {
     let ready = true;
     let stateDiskBytes: number | undefined;
     let standbyLag: Record<string, number> | undefined;
+    const now = this.#now();
     for (const thread of this.#threads) {
+      const silentMs = now - thread.heardAt;
+      if (thread.state === 'running' && silentMs > THREAD_SILENT_MS) {
+        ready = false;
+        reasons.push(
+          `thread ${thread.index}: silent for ${Math.round(silentMs / 1000)} s (its event loop is blocked)`,
+        );
+        continue;
+      }
       const readiness = thread.readiness[stage];
       if (readiness?.stateDiskBytes !== undefined)
         stateDiskBytes = (stateDiskBytes ?? 0) + readiness.stateDiskBytes;
@@ -179,10 +215,17 @@ export class StreamThreads {
     if (running.length === 0) return Promise.resolve([]);
     const id = ++this.#requests;
     return new Promise((resolve) => {
+      const late = setTimeout(() => {
+        this.#pending.delete(id);
+        resolve(request.metrics);
+      }, this.#metricsTimeoutMs);
       const request = {
         waiting: running.length,
         metrics: [] as ThreadMetrics[],
-        done: () => resolve(request.metrics),
+        done: () => {
+          clearTimeout(late);
+          resolve(request.metrics);
+        },
       };
       this.#pending.set(id, request);
       for (const thread of running) thread.handle.post({ type: 'metrics', id });

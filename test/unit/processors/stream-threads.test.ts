@@ -5,6 +5,7 @@ import type { FromThread, ToThread } from '../../../processors/stream-thread-pro
 import {
   StreamThreadStartError,
   StreamThreads,
+  THREAD_SILENT_MS,
   type ThreadHandle,
 } from '../../../processors/stream-threads.js';
 
@@ -187,5 +188,38 @@ describe('stream threads', () => {
     expect(fakes.map((f) => f.received.at(-1))).toEqual([{ type: 'close' }, { type: 'close' }]);
     expect(fakes.map((f) => f.terminated)).toEqual([false, true]);
     expect(await settled(supervisor.stopped)).toBe('pending');
+  });
+
+  it('take a running thread silent past the limit for a blocked one: not ready, and its metrics not waited for', async () => {
+    let now = 0;
+    const fakes: FakeThread[] = [];
+    const supervisor = new StreamThreads(
+      2,
+      ['tables'],
+      () => {
+        const fake = new FakeThread();
+        fakes.push(fake);
+        return fake;
+      },
+      { now: () => now, metricsTimeoutMs: 50 },
+    );
+    const ready = { type: 'readiness', readiness: { tables: { ready: true } } } as const;
+    for (const fake of fakes) {
+      fake.say({ type: 'running' });
+      fake.say(ready);
+    }
+    expect(supervisor.readiness('tables')).toEqual({ ready: true });
+    // Thread 0 repeats its readiness every second; thread 1 stops saying anything.
+    now = THREAD_SILENT_MS + 1_000;
+    fakes[0]!.say(ready);
+    expect(supervisor.readiness('tables')).toEqual({
+      ready: false,
+      reasons: ['thread 1: silent for 6 s (its event loop is blocked)'],
+    });
+    fakes[1]!.say(ready);
+    expect(supervisor.readiness('tables')).toEqual({ ready: true });
+    // A scrape gets the threads that answer: thread 1 never does.
+    fakes[0]!.metricsAnswer = { type: 'metrics', id: 0, metrics: [] };
+    expect(await supervisor.metrics()).toEqual([[]]);
   });
 });
