@@ -45,7 +45,8 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    // One line, as every usage error: parseArgs explains an "ambiguous" value (`--count -1`) in three.
+    throw new UsageError((error as Error).message.split('\n').join(' '));
   }
 }
 

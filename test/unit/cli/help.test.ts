@@ -56,6 +56,17 @@ describe('the hookledger command', { timeout: SPAWN_TIMEOUT_MS }, () => {
     expect(unknown.stderr.split('\n')[0]).toBe('hookledger: unknown command "frobnicate"');
   });
 
+  it('blames a bad start option on the option, in one line, before anything starts', async () => {
+    for (const [option, value] of [
+      ['--port', 'abc'],
+      ['--partitions', '0'],
+    ] as const) {
+      const result = await run('start', option, value, '--state-dir', '/nonexistent/hookledger-state');
+      expect(result.status).toBe(2);
+      expect(result.stderr.trim()).toBe(`hookledger: ${option}: expected a positive integer, got "${value}"`);
+    }
+  });
+
   it(
     'refuses an unknown command with one line and exit code 2',
     () => {

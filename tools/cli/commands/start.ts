@@ -16,7 +16,14 @@ import { registryAccess } from '../../../schemas/registry-access.js';
 import { assertRegistryReachable } from '../../../schemas/registry-reachable.js';
 import { DEFAULT_API_PORT } from '../../simulate/graphql-api.js';
 import { defaultStateDir, runningStack, type Stack, startStack } from '../../stack/index.js';
-import { type Command, CommandFailed, clusterFailure, exitIfStillRunning, parseOptions } from '../command.js';
+import {
+  type Command,
+  CommandFailed,
+  clusterFailure,
+  exitIfStillRunning,
+  parseOptions,
+  UsageError,
+} from '../command.js';
 import { bannerLines, type DevelopmentKey } from '../start/banner.js';
 import { openStartLog } from '../start/log-file.js';
 import { assertDistinctPorts } from '../start/ports.js';
@@ -153,6 +160,13 @@ export const command: Command = {
         ? { ENRICH: 'true', ENRICH_ALLOWED_ENDPOINTS: `http://127.0.0.1:${DEFAULT_API_PORT}` }
         : {}),
     };
+    // The options are checked as options: through loadConfig, a bad one would be blamed on its variable.
+    for (const [option, value] of [
+      ['--port', values.port],
+      ['--partitions', values.partitions],
+    ] as const)
+      if (value !== undefined && !/^[1-9]\d{0,5}$/.test(value))
+        throw new UsageError(`${option}: expected a positive integer, got "${value}"`);
     const early = loadConfig(beforeTheStack(baseEnv));
     const sources = loadSources(baseEnv);
     const ingestAt: ListenTarget = {
