@@ -157,6 +157,11 @@ describe('config print', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^error: LOG_LEVEL: /);
     expect(bad.stdout).toBe('');
+    // Sources that cannot be read are a problem of the configuration too: exit 1, one line.
+    const sources = await run(['print'], { ...base, HOOKLEDGER_SOURCES: '{"energy": secret' });
+    expect(sources.code).toBe(1);
+    expect(sources.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: HOOKLEDGER_SOURCES/)]);
+    expect(sources.stdout).toBe('');
   });
 });
 

@@ -122,13 +122,22 @@ async function runCheck(args: string[], io: ConfigIo): Promise<number> {
 
 async function runPrint(args: string[], io: ConfigIo): Promise<number> {
   const { values } = parseOptions(args, { json: { type: 'boolean', default: false } });
-  const { merged, file, stack } = load(io);
-  const checked = checkConfig(merged);
-  if (checked.config === undefined) {
-    for (const problem of checked.problems) io.stderr.write(`error: ${problemLine(problem)}\n`);
+  let printed: ReturnType<typeof printableConfig>;
+  try {
+    const { merged, file, stack } = load(io);
+    const checked = checkConfig(merged);
+    if (checked.config === undefined) {
+      for (const problem of checked.problems) io.stderr.write(`error: ${problemLine(problem)}\n`);
+      return 1;
+    }
+    printed = printableConfig(checked.config, merged, { env: io.env, file, stack });
+  } catch (error) {
+    // The sources or the --config file cannot be read: a problem of the configuration too (exit 1, as
+    // its help says), not a mistake in the command line.
+    if (!(error instanceof ConfigError)) throw error;
+    io.stderr.write(`error: ${error.message}\n`);
     return 1;
   }
-  const printed = printableConfig(checked.config, merged, { env: io.env, file, stack });
   io.stdout.write(`${values.json ? JSON.stringify(printed) : printText(printed)}\n`);
   return 0;
 }
