@@ -229,8 +229,9 @@ export function createSerde({
   };
 
   /**
-   * Readers by schema text, each with its resolver per writer schema id (null: the writer is the reader;
-   * undefined kept as a miss: it cannot be resolved). Made once: the library builds both per record.
+   * Readers by schema text, each with its resolver per writer schema id (undefined: the writer is the
+   * reader, no resolver needed; null: it cannot be resolved, read as written). Made once per pair: the
+   * library builds both for every record it decodes with a reader schema.
    */
   const readers = new Map<string, { type: avro.Type; resolvers: Map<number, unknown> }>();
   const resolvedReader = (text: string, writerId: number) => {
