@@ -5,10 +5,12 @@ import { SECRET_VARIABLES } from './secret-files.js';
 
 /**
  * Read outside runtime/config.ts: ingest's sources, the local stack, simulate, the configuration file,
- * the bin (HOOKLEDGER_COMPILED), the integration tests (HOOKLEDGER_KEEP_TEST_STACK).
+ * the bin (HOOKLEDGER_COMPILED; HOOKLEDGER_MALLOC, read by tools/cli/hookledger), the integration tests
+ * (HOOKLEDGER_KEEP_TEST_STACK).
  */
 const OTHER_VARIABLES = [
   'HOOKLEDGER_COMPILED',
+  'HOOKLEDGER_MALLOC',
   'HOOKLEDGER_KEEP_TEST_STACK',
   'HOOKLEDGER_SOURCES',
   'HOOKLEDGER_SOURCES_FILE',

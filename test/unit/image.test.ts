@@ -32,6 +32,14 @@ describe('the production image', () => {
     for (const image of bases) expect(image).toMatch(/@sha256:[0-9a-f]{64}$/);
   });
 
+  it('runs every process on jemalloc, as the hookledger command does outside the image', () => {
+    expect(dockerfile).toMatch(/apt-get install [^\n]*libjemalloc2/);
+    expect(dockerfile).toMatch(
+      /ln -s "\$\(find \/usr\/lib -name libjemalloc\.so\.2 \| head -n 1\)" \/usr\/local\/lib\/libjemalloc\.so\.2/,
+    );
+    expect(dockerfile).toMatch(/^ENV LD_PRELOAD=\/usr\/local\/lib\/libjemalloc\.so\.2$/m);
+  });
+
   it('ships neither dev nor optional packages', () => {
     expect(dockerfile).toMatch(/npm prune --omit=dev --omit=optional/);
     for (const name of ['tsx', 'testcontainers', '@testcontainers/kafka'])

@@ -257,6 +257,7 @@ export function routerOnlyJson(
     recordsPerTransaction: num(s.window.records / s.window.transactions),
     committingShare: num(s.window.commitSeconds / s.window.seconds),
     cpuShare: num(s.window.workerCpu / s.window.seconds),
+    peakRssMiB: num(s.window.peakRssMiB),
   });
   const router = stage(r.router);
   const bare = stage(r.bare);
@@ -295,6 +296,7 @@ function tablesJson(
       recordsPerTransaction: num(figures.window.records / figures.window.transactions),
       committingShare: num(figures.window.commitSeconds / figures.window.seconds),
       cpuShare: num(figures.window.workerCpu / figures.window.seconds),
+      peakRssMiB: num(figures.window.peakRssMiB),
     },
     tablesVsPassThrough: num((rateOf ?? Number.NaN) / (bare.rate ?? Number.NaN)),
     tablesCpuVsPassThrough: num((cpu ?? Number.NaN) / (bare.cpu ?? Number.NaN)),

@@ -22,7 +22,8 @@ beforeAll(() => {
   execFileSync(npm, ['run', 'build'], { cwd: root, stdio: 'pipe', timeout: 180_000 });
   // The package as npm installs it: the bin and dist, no sources, its dependencies beside it.
   mkdirSync(join(installed, 'tools', 'cli'), { recursive: true });
-  cpSync(join(root, 'tools', 'cli', 'hookledger.js'), join(installed, 'tools', 'cli', 'hookledger.js'));
+  for (const file of ['hookledger', 'hookledger.js'])
+    cpSync(join(root, 'tools', 'cli', file), join(installed, 'tools', 'cli', file));
   cpSync(join(root, 'dist'), join(installed, 'dist'), { recursive: true });
   cpSync(join(root, 'package.json'), join(installed, 'package.json'));
   symlinkSync(join(root, 'node_modules'), join(installed, 'node_modules'), 'dir');
@@ -47,6 +48,14 @@ describe('the built package', { timeout: 60_000 }, () => {
     });
     expect(check.status, check.stderr).toBe(0);
     expect(JSON.parse(check.stdout).ok).toBe(true);
+    // The command npm links (package.json "bin"): the script that picks the allocator, then hookledger.js.
+    const linked = spawnSync(join(installed, 'tools', 'cli', 'hookledger'), ['--version'], {
+      encoding: 'utf8',
+      env,
+      timeout: 30_000,
+    });
+    expect(linked.stdout.trim(), linked.stderr).toBe(manifest.version);
+    expect(manifest.bin.hookledger).toBe('tools/cli/hookledger');
   });
 
   it('runs the compiled files from a checkout when asked (HOOKLEDGER_COMPILED=1)', () => {
@@ -63,7 +72,7 @@ describe('the built package', { timeout: 60_000 }, () => {
     expect(result.stdout).toMatch(/^usage: hookledger tail <stream>/);
   });
 
-  it('packs only what runs: dist without tests, maps or benchmarks, the bin, the licence files', () => {
+  it('packs only what runs: dist without tests, maps or benchmarks, the bin and its script, the licence files', () => {
     const out = execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
       cwd: root,
       encoding: 'utf8',
@@ -77,6 +86,7 @@ describe('the built package', { timeout: 60_000 }, () => {
         'NOTICE',
         'README.md',
         'CHANGELOG.md',
+        'tools/cli/hookledger',
         'tools/cli/hookledger.js',
         'dist/package.json',
         'dist/tools/cli/main.js',
@@ -94,6 +104,7 @@ describe('the built package', { timeout: 60_000 }, () => {
         'README.md',
         'SECURITY.md',
         'package.json',
+        'tools/cli/hookledger',
         'tools/cli/hookledger.js',
       ].sort(),
     );
