@@ -3,9 +3,8 @@
 // because an entity event's `data` must carry whatever the configured query selected.
 import { z } from 'zod';
 import { parseInstant } from './instant.js';
+import { exactInteger, INTEGER_TEXT, JSON_NUMBER_TEXT } from './number-text.js';
 import { isLosslessNumber, type JsonValue, type LosslessNumber } from './parse-body.js';
-
-const INTEGER_TEXT = /^-?\d+$/;
 
 /** Any parsed JSON value; the shape is checked elsewhere. */
 export const jsonValue = z.custom<JsonValue>(() => true);
@@ -21,11 +20,44 @@ export const jsonNumber = z.custom<LosslessNumber>((v) => isLosslessNumber(v), {
  */
 export const AVRO_LONG_MAX = 9_007_199_254_740_990;
 
-/** A JSON integer that an Avro long holds without loss (up to AVRO_LONG_MAX either way). */
-export const jsonInteger = jsonNumber.refine(
-  (n) => INTEGER_TEXT.test(n.value) && Math.abs(Number(n.value)) <= AVRO_LONG_MAX,
-  { message: 'expected an integer' },
-);
+const isNumberOrString = (v: unknown) => isLosslessNumber(v) || typeof v === 'string';
+/** A JSON number, or a string: what a typed number field may be sent as before its value is read. */
+const numberOrString = z.custom<LosslessNumber | string>(isNumberOrString, { message: 'expected a number' });
+
+/**
+ * An integer that an Avro long holds without loss (up to AVRO_LONG_MAX either way), read as a number.
+ * The contract says "integer" but does not show the exact numeric types, so a value is taken however
+ * it is represented: a JSON number that is exactly an integer (`2`, `2.0`, `2e0`, `20e-1`) or a string
+ * of an integer's digits (`"2"`, `"-3"`, as GraphQL servers write 64-bit scalars). A fraction, a value
+ * out of range, or any other string is still a contract violation, with the message it had before
+ * strings were read ("expected a number" for a string, "expected an integer" for a number).
+ */
+export const jsonInteger = numberOrString.transform((v, ctx) => {
+  const integer = typeof v === 'string' ? integerOfString(v) : exactInteger(v.value, AVRO_LONG_MAX);
+  if (integer !== undefined) return integer;
+  ctx.addIssue({
+    code: 'custom',
+    message: typeof v === 'string' ? 'expected a number' : 'expected an integer',
+  });
+  return z.NEVER;
+});
+
+/** A string's integer: only an integer's digits, no fraction, exponent, `+` or space (`"2.0"` is text). */
+function integerOfString(text: string): number | undefined {
+  return INTEGER_TEXT.test(text) ? exactInteger(text, AVRO_LONG_MAX) : undefined;
+}
+
+/**
+ * A money amount, read as its exact decimal text: a JSON number's text as sent (`210.10` stays
+ * `210.10`), or a string whose text is a JSON number (`"210.10"`: many GraphQL servers write a Decimal
+ * scalar as a string, and the contract does not show the exact type). Any other string is a violation.
+ */
+export const moneyAmount = z
+  .custom<LosslessNumber | string>(
+    (v) => isLosslessNumber(v) || (typeof v === 'string' && JSON_NUMBER_TEXT.test(v)),
+    { message: 'expected a number' },
+  )
+  .transform((v) => (typeof v === 'string' ? v : v.value));
 
 /** An ISO 8601 date-time with a zone (see instant.ts). */
 export const dateTime = z
@@ -39,10 +71,13 @@ export const webhookMetaSchema = z.looseObject({
   date: dateTime,
 });
 
-/** body.query (§2.1). Every part optional: only `variables` is used, and only as an id fallback. */
+/**
+ * body.query (§2.1). Every part optional, and null as good as absent: only `variables` is used (as an id
+ * fallback), and `api` only as where the enrich stage may fetch from (null: nowhere, as when absent).
+ */
 export const querySchema = z.looseObject({
-  api: z.string().optional(),
-  query: z.string().optional(),
+  api: z.string().nullish(),
+  query: z.string().nullish(),
   variables: z.record(z.string(), jsonValue).nullish(),
 });
 
@@ -55,10 +90,12 @@ export const webhookBodySchema = z.looseObject({
 });
 
 // GraphQL lets any nullable field answer null, and the contract does not say which are
-// non-null, so every field is nullish; a value of the wrong type is still a contract violation.
+// non-null, so every field is nullish. The contract does not show the exact numeric types either, so
+// integers and amounts are read from the representations of their value (jsonInteger, moneyAmount);
+// a value of another type (a label for a count, text that is no number) is still a contract violation.
 const money = z.looseObject({
   currency: z.string().nullish(),
-  amount: jsonNumber.nullish(),
+  amount: moneyAmount.nullish(),
 });
 
 /** The commission object of an EnergySwitch (§2.2). */

@@ -25,7 +25,10 @@ const UNDERSCORE = 0x5f;
 /** Keys per object compared for duplicates; an object with more is left to the full parse. */
 const MAX_KEYS = 64;
 
-/** Kinds of typed fields: what energySwitchSchema accepts besides null. */
+/**
+ * Kinds of typed fields: what the fast route takes besides null. energySwitchSchema also reads a money
+ * amount or an integer sent as a string (and 2.0 as an integer): those are left to route().
+ */
 const STRING = 0;
 const NUMBER = 1;
 const OBJECT = 2;
@@ -157,7 +160,10 @@ export interface DeliveryIndex {
    */
   typedStart: Int32Array;
   typedEnd: Int32Array;
-  /** A typed field of a type energySwitchSchema refuses, or a string with an escape: route() decides. */
+  /**
+   * A typed field of another type than its slot's (one energySwitchSchema refuses, or reads from a string),
+   * or a string with an escape: route() decides.
+   */
   typedInvalid: boolean;
   /** Whether the commission object's text has whitespace between tokens or an escaped string. */
   commissionIrregular: boolean;
@@ -491,7 +497,10 @@ function scanWebhook(): void {
   if (index.idStart < 0 || index.triggerStart < 0 || index.dateStart < 0) throw GIVE_UP;
 }
 
-/** body.query, an object (querySchema: api and query strings when sent, variables an object or null). */
+/**
+ * body.query, an object: api and query strings when sent, variables an object or null. (querySchema also
+ * takes a null api or query: left to route().)
+ */
 function scanQuery(): void {
   if (b[i] === 0x6e) {
     scanKeyword(0x75, 0x6c, 0x6c);
@@ -637,7 +646,8 @@ function scanFields(parent: number): boolean {
 
 /**
  * A typed field's value (not an object): null, or a string without escapes / a number as the slot
- * wants; anything else is a value energySwitchSchema refuses (or one left to route() to decode).
+ * wants; anything else is left to route(): a value energySwitchSchema refuses, a string it decodes, or a
+ * string it reads as a number (an amount or an integer sent as text).
  */
 function captureTyped(slot: number): void {
   const c = b[i];
@@ -754,9 +764,9 @@ function scanErrors(): void {
 /**
  * Indexes a body of the common shape: UTF-8 without a BOM, JSON that lossless-json reads to the same
  * values (no duplicate key, no `__proto__`), `webhook` with id, trigger and date strings, `query`
- * (optional) as querySchema accepts it, no GraphQL errors, and `data` with one root field whose value is
- * a record object, nested no deeper than MAX_JSON_DEPTH. Returns the index (valid until the next call),
- * or undefined: the full parse decides.
+ * (optional) as querySchema accepts it but for a null api or query, no GraphQL errors, and `data` with
+ * one root field whose value is a record object, nested no deeper than MAX_JSON_DEPTH. Returns the index
+ * (valid until the next call), or undefined: the full parse decides.
  */
 export function scanDelivery(body: Buffer): DeliveryIndex | undefined {
   b = body;

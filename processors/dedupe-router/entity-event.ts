@@ -51,7 +51,7 @@ export interface EntityEvent {
 
 export interface Money {
   currency: string | null;
-  /** The exact decimal text as sent: `210.10`, never 210.1. */
+  /** The exact decimal text as sent, as a number or a string: `210.10`, never 210.1. */
   amount: string | null;
 }
 
@@ -243,13 +243,12 @@ function textOf(value: string | LosslessNumber | null | undefined): string | nul
   return typeof value === 'string' ? value : value.value;
 }
 
-function money(
-  m: { currency?: string | null; amount?: LosslessNumber | null } | null | undefined,
-): Money | null {
-  return m ? { currency: m.currency ?? null, amount: m.amount?.value ?? null } : null;
+// The contract schema read the amount as its decimal text, whether sent as a number or a string.
+function money(m: { currency?: string | null; amount?: string | null } | null | undefined): Money | null {
+  return m ? { currency: m.currency ?? null, amount: m.amount ?? null } : null;
 }
 
-// The contract schema already checked that the integer is exact in a double.
-function integer(n: LosslessNumber | null | undefined): number | null {
-  return n ? Number(n.value) : null;
+// The contract schema read the integer (2, 2.0, "2") and checked that an Avro long holds it.
+function integer(n: number | null | undefined): number | null {
+  return n ?? null;
 }

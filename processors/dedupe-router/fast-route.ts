@@ -257,8 +257,9 @@ const INTEGER_SLOTS = [
 
 /**
  * What energySwitchSchema accepts, checked on the index: `__typename` EnergySwitch, a string id, every
- * typed field of its type or null (strings without escapes: route() decodes those), integers exact in
- * a double (and within avsc's longs), a statusDate that parses; and query.api without escapes.
+ * typed field of its type or null (strings without escapes: route() decodes those), integers written as
+ * integers (2, not 2.0, 2e0 or "2", which route() reads) within avsc's longs, a statusDate that parses;
+ * and query.api without escapes.
  */
 function energySwitchValid(body: Buffer, index: DeliveryIndex): boolean {
   if (index.typedInvalid || !index.entityIdIsString) return false;

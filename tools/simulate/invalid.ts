@@ -34,9 +34,10 @@ export interface InvalidKind {
 export const INVALID_KINDS: Record<InvalidReason, InvalidKind> = {
   'record-invalid': {
     base: 'energy-switch-full',
-    // Many GraphQL servers write a Decimal scalar as a string; the contract says a decimal number.
-    story: 'money amounts sent as text ("210.10")',
-    apply: (parts) => ({ ...parts, data: mapJson(parts.data, amountsAsText) as BodyParts['data'] }),
+    // A server that formats money for people; the contract says a decimal number. (A plain decimal
+    // string, "210.10", is the same value as the number and routes.)
+    story: 'money amounts formatted for display ("£210.10")',
+    apply: (parts) => ({ ...parts, data: mapJson(parts.data, amountsForDisplay) as BodyParts['data'] }),
   },
   'trigger-unrecognized': {
     base: 'none',
@@ -100,8 +101,8 @@ function mapRoot(
   );
 }
 
-function amountsAsText(key: string, value: Json): Json {
-  return key === 'amount' && isLosslessNumber(value) ? value.value : value;
+function amountsForDisplay(key: string, value: Json): Json {
+  return key === 'amount' && isLosslessNumber(value) ? `£${value.value}` : value;
 }
 
 /** A copy of a JSON value with `map(key, value)` applied to every property, depth first. */

@@ -295,8 +295,8 @@ describe('where the router sends each generated delivery', () => {
       expect(verifySignature(Buffer.from(d.body), headers['X-Signature'], keys)).toMatchObject({ ok: true });
     }
     for (const body of of('record-invalid')) {
-      expect(body.data.getEnergySwitch.projectedSpend.amount).toMatch(/^\d+\.\d\d$/);
-      expect(body.data.getEnergySwitch.savings.amount).toMatch(/^\d+\.\d\d$/);
+      expect(body.data.getEnergySwitch.projectedSpend.amount).toMatch(/^£\d+\.\d\d$/);
+      expect(body.data.getEnergySwitch.savings.amount).toMatch(/^£\d+\.\d\d$/);
     }
     for (const body of of('trigger-unrecognized')) expect(body.webhook.trigger).toBe('Ping');
     for (const body of of('webhook-date-invalid'))

@@ -78,6 +78,33 @@ describe("the values built from every fixture are valid Avro for their topic's s
   });
 });
 
+describe('typed values read from another representation are written as their schema types', () => {
+  it('an integer sent as 2.0 or "2" is an Avro long 2, an amount sent as "210.10" the string 210.10', () => {
+    const text =
+      '{"webhook":{"id":"wh_1","trigger":"EnergySwitchUpdated","date":"2026-11-20T12:00:00Z"},' +
+      '"data":{"getEnergySwitch":{"__typename":"EnergySwitch","id":"es_1","fuelsSwitched":2.0,' +
+      '"savings":{"currency":"GBP","amount":"210.10"},"projectedSpend":{"amount":1.5e3},' +
+      '"commission":{"fuelsWithCommissionReceived":"1","fuelsWaitingForUpdate":20e-1}}}}';
+    const written = new Map(
+      route(envelopeFor(text)).outputs.map((o) => {
+        const { type } = schema(SCHEMA_OF[o.topic]);
+        expectValid(type, o.value, o.topic);
+        return [o.topic, type.fromBuffer(type.toBuffer(o.value))] as const;
+      }),
+    );
+    expect(written.get('entity.energy-switch')).toMatchObject({
+      fuelsSwitched: 2,
+      savings: { currency: 'GBP', amount: '210.10' },
+      projectedSpend: { currency: null, amount: '1.5e3' },
+      commission: { fuelsWithCommissionReceived: 1, fuelsWaitingForUpdate: 2 },
+    });
+    expect(written.get('entity.energy-switch-commission')).toMatchObject({
+      fuelsWithCommissionReceived: 1,
+      fuelsWaitingForUpdate: 2,
+    });
+  });
+});
+
 describe('the new schemas can evolve BACKWARD_TRANSITIVE', () => {
   it.each(NEW_SCHEMAS)('%s: every nullable field is ["null", …] with default null', (name) => {
     const fields: { name: string; type: unknown; default?: unknown }[] = [];

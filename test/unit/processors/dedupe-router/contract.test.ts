@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   energySwitchSchema,
   operationFailureSchema,
+  querySchema,
   recordSchema,
   webhookBodySchema,
 } from '../../../../processors/dedupe-router/contract.js';
@@ -50,9 +51,72 @@ describe('the contract schemas', () => {
   });
 
   it.each([
+    ['2', 2],
+    ['2.0', 2],
+    ['2e0', 2],
+    ['20e-1', 2],
+    ['0.2E1', 2],
+    ['"2"', 2],
+    ['"-3"', -3],
+    ['9007199254740990', 9_007_199_254_740_990],
+    ['"-9007199254740990"', -9_007_199_254_740_990],
+  ])('reads fuelsSwitched %s as the integer %d, however it is represented', (sent, read) => {
+    const parsed = energySwitchSchema.parse(json(`{"__typename":"EnergySwitch","fuelsSwitched":${sent}}`));
+    expect(parsed.fuelsSwitched).toBe(read);
+  });
+
+  it('reads the commission counters as integers too', () => {
+    const parsed = energySwitchSchema.parse(
+      json(
+        '{"__typename":"EnergySwitch","commission":{"fuelsWaitingForUpdate":0.0,"fuelsWithSwitchTerminated":"0",' +
+          '"fuelsWithCommissionExpected":1e0,"fuelsWithCommissionReceived":"1"}}',
+      ),
+    );
+    expect(parsed.commission).toMatchObject({
+      fuelsWaitingForUpdate: 0,
+      fuelsWithSwitchTerminated: 0,
+      fuelsWithCommissionExpected: 1,
+      fuelsWithCommissionReceived: 1,
+    });
+  });
+
+  it.each([
+    ['210.10', '210.10'],
+    ['"210.10"', '210.10'],
+    ['"-0.50"', '-0.50'],
+    ['"2.1e2"', '2.1e2'],
+    ['1E+2', '1E+2'],
+  ])('reads a money amount %s as its exact decimal text %s', (sent, read) => {
+    const parsed = energySwitchSchema.parse(
+      json(`{"__typename":"EnergySwitch","savings":{"currency":"GBP","amount":${sent}}}`),
+    );
+    expect(parsed.savings).toEqual({ currency: 'GBP', amount: read });
+  });
+
+  it('takes a null query.api or query.query as absent (only variables is used)', () => {
+    for (const text of ['{"api":null,"query":null,"variables":{"id":"e"}}', '{"api":null}', '{"query":null}'])
+      expect(querySchema.safeParse(json(text)).success, text).toBe(true);
+    expect(querySchema.safeParse(json('{"api":1}')).success).toBe(false);
+    expect(querySchema.safeParse(json('{"query":["q"]}')).success).toBe(false);
+  });
+
+  it.each([
     ['fuelsSwitched as a decimal', '{"__typename":"EnergySwitch","fuelsSwitched":2.5}'],
-    ['fuelsSwitched as a string', '{"__typename":"EnergySwitch","fuelsSwitched":"2"}'],
+    // 2 plus 1e-16: a double rounds it to 2, the decimal text does not.
+    ['fuelsSwitched a hair above 2', '{"__typename":"EnergySwitch","fuelsSwitched":2.0000000000000001}'],
+    ['fuelsSwitched as a word', '{"__typename":"EnergySwitch","fuelsSwitched":"two"}'],
+    ['fuelsSwitched as a decimal string', '{"__typename":"EnergySwitch","fuelsSwitched":"2.5"}'],
+    ['fuelsSwitched as a string with a fraction', '{"__typename":"EnergySwitch","fuelsSwitched":"2.0"}'],
+    ['fuelsSwitched as a string with a space', '{"__typename":"EnergySwitch","fuelsSwitched":"2 "}'],
+    ['fuelsSwitched as a string with a plus sign', '{"__typename":"EnergySwitch","fuelsSwitched":"+2"}'],
+    ['fuelsSwitched as an empty string', '{"__typename":"EnergySwitch","fuelsSwitched":""}'],
+    ['fuelsSwitched as a boolean', '{"__typename":"EnergySwitch","fuelsSwitched":true}'],
     ['fuelsSwitched beyond 2^53', '{"__typename":"EnergySwitch","fuelsSwitched":9007199254740993}'],
+    [
+      'fuelsSwitched beyond 2^53 as a string',
+      '{"__typename":"EnergySwitch","fuelsSwitched":"9007199254740993"}',
+    ],
+    ['fuelsSwitched beyond 2^53 with an exponent', '{"__typename":"EnergySwitch","fuelsSwitched":1e16}'],
     // 2^53 − 1 is a safe integer, but not a long avsc writes: refused here, not by the encoder.
     ['fuelsSwitched of 2^53 − 1', '{"__typename":"EnergySwitch","fuelsSwitched":9007199254740991}'],
     [
@@ -60,8 +124,23 @@ describe('the contract schemas', () => {
       '{"__typename":"EnergySwitch","commission":{"fuelsWaitingForUpdate":-9007199254740991}}',
     ],
     [
-      'a money amount as a string',
-      '{"__typename":"EnergySwitch","savings":{"currency":"GBP","amount":"1.00"}}',
+      'a money amount with a thousands separator',
+      '{"__typename":"EnergySwitch","savings":{"currency":"GBP","amount":"1,000.00"}}',
+    ],
+    [
+      'a money amount with a currency sign',
+      '{"__typename":"EnergySwitch","savings":{"currency":"GBP","amount":"£1.00"}}',
+    ],
+    ['a money amount with a space', '{"__typename":"EnergySwitch","savings":{"amount":" 1.00"}}'],
+    [
+      'a money amount that is not JSON number text',
+      '{"__typename":"EnergySwitch","savings":{"amount":".50"}}',
+    ],
+    ['a money amount as an empty string', '{"__typename":"EnergySwitch","savings":{"amount":""}}'],
+    ['a money amount as a boolean', '{"__typename":"EnergySwitch","savings":{"amount":false}}'],
+    [
+      'a commission counter as a word',
+      '{"__typename":"EnergySwitch","commission":{"fuelsWithCommissionReceived":"one"}}',
     ],
     [
       'a commission counter as a decimal',

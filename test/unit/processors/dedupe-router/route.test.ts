@@ -360,6 +360,100 @@ describe('route() routes what the contract allows', () => {
   });
 });
 
+/** A delivery about energy switch es_1 whose record has `members`, as JSON text: numbers as written. */
+function energySwitchText(members: string, query = '{"variables":{"id":"es_1"}}'): string {
+  return (
+    '{"webhook":{"id":"wh_1","trigger":"EnergySwitchUpdated","date":"2026-11-20T12:00:00Z"},' +
+    `"query":${query},"data":{"getEnergySwitch":{"__typename":"EnergySwitch","id":"es_1",${members}}}}`
+  );
+}
+
+function outputOf(decision: RouteDecision, topic: string): unknown {
+  const out = decision.outputs.find((o) => o.topic === topic);
+  expect(out, topic).toBeDefined();
+  return out!.value;
+}
+
+describe('route() reads a typed field by its value, however the value is represented', () => {
+  it('a money amount sent as a decimal string routes, kept as that exact text', () => {
+    const decision = route(envelopeFor(energySwitchText('"savings":{"currency":"GBP","amount":"210.10"}')));
+    expect(decision.outputs.map((o) => o.topic)).toEqual(['webhooks.unique', 'entity.energy-switch']);
+    const event = outputOf(decision, 'entity.energy-switch') as EntityEvent;
+    expect(event).toMatchObject({ savings: { currency: 'GBP', amount: '210.10' } });
+    // data is the record as sent: the string stays a string there.
+    expect(event.data).toContain('"amount":"210.10"');
+  });
+
+  it('a money amount as a string is the same typed value as the number', () => {
+    const typed = (amount: string) =>
+      outputOf(
+        route(envelopeFor(energySwitchText(`"savings":{"currency":"GBP","amount":${amount}}`))),
+        'entity.energy-switch',
+      );
+    expect(typed('"210.10"')).toMatchObject({ savings: (typed('210.10') as { savings: unknown }).savings });
+  });
+
+  it.each(['2.0', '2e0', '20e-1', '"2"'])('fuelsSwitched %s routes as the integer 2', (sent) => {
+    const decision = route(envelopeFor(energySwitchText(`"fuelsSwitched":${sent}`)));
+    expect(decision.kind).toBe('routed');
+    expect(outputOf(decision, 'entity.energy-switch')).toMatchObject({ fuelsSwitched: 2 });
+  });
+
+  it('a commission counter sent as a string routes, in the entity event and the commission event', () => {
+    const decision = route(
+      envelopeFor(
+        energySwitchText(
+          '"commission":{"fuelsWithCommissionReceived":"1","fuelsWaitingForUpdate":1.0e0,' +
+            '"status":"commissionReceived","statusDate":"2026-11-20T11:00:00Z"}',
+        ),
+      ),
+    );
+    expect(decision.outputs.map((o) => o.topic)).toEqual([
+      'webhooks.unique',
+      'entity.energy-switch',
+      'entity.energy-switch-commission',
+    ]);
+    const counters = { fuelsWithCommissionReceived: 1, fuelsWaitingForUpdate: 1 };
+    expect(outputOf(decision, 'entity.energy-switch')).toMatchObject({ commission: counters });
+    expect(outputOf(decision, 'entity.energy-switch-commission')).toMatchObject({
+      ...counters,
+      status: 'commissionReceived',
+      statusAt: Date.parse('2026-11-20T11:00:00Z'),
+    });
+  });
+
+  it.each([
+    '{"api":null,"query":"query Q { q }","variables":{"id":"es_1"}}',
+    '{"api":"https://api.platform.example/v1/graphql","query":null,"variables":{"id":"es_1"}}',
+  ])('a null query.api or query.query is as good as absent: %s routes', (query) => {
+    const decision = route(envelopeFor(energySwitchText('"postcode":"SW1A 1AA"', query)));
+    expect(decision.kind).toBe('routed');
+    const withoutNulls = query.replace(/"(api|query)":null,/, '');
+    const absent = route(envelopeFor(energySwitchText('"postcode":"SW1A 1AA"', withoutNulls)));
+    expect(outputOf(decision, 'entity.energy-switch')).toEqual(outputOf(absent, 'entity.energy-switch'));
+  });
+
+  it.each([
+    ['"fuelsSwitched":"two"', 'fuelsSwitched: expected a number'],
+    ['"fuelsSwitched":"2.5"', 'fuelsSwitched: expected a number'],
+    ['"fuelsSwitched":"2 "', 'fuelsSwitched: expected a number'],
+    ['"fuelsSwitched":"9007199254740993"', 'fuelsSwitched: expected a number'],
+    ['"fuelsSwitched":2.5', 'fuelsSwitched: expected an integer'],
+    ['"fuelsSwitched":2.0000000000000001', 'fuelsSwitched: expected an integer'],
+    ['"fuelsSwitched":9007199254740993', 'fuelsSwitched: expected an integer'],
+    ['"savings":{"currency":"GBP","amount":"1,000.00"}', 'savings.amount: expected a number'],
+    ['"savings":{"currency":"GBP","amount":"£210.10"}', 'savings.amount: expected a number'],
+    [
+      '"commission":{"fuelsWithCommissionReceived":"one"}',
+      'commission.fuelsWithCommissionReceived: expected a number',
+    ],
+  ])('still dead-letters %s as record-invalid, with the message it had', (members, message) => {
+    const letter = deadLetter(route(envelopeFor(energySwitchText(members))));
+    expect(letter.reason).toBe('record-invalid');
+    expect(letter.message).toBe(`data.getEnergySwitch: ${message}`);
+  });
+});
+
 describe('route() with WEBHOOK_DATE_ZONE set', () => {
   const zoneless = (date: string) => body({ webhook: { id: 'wh_1', trigger: 'UserAdded', date } });
 
