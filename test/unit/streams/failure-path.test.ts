@@ -774,3 +774,82 @@ describe('a rebalance the consumer refuses to apply', () => {
     expect(kafka.values('out').sort()).toEqual([1, 2]);
   });
 });
+
+describe('a failure while the app closes', () => {
+  /** What the brokers hold of in[0]: its committed offset, outputs and changelog keys. */
+  const committedOf = (kafka: FakeKafka) => ({
+    offset: kafka.committed.get('in[0]'),
+    out: kafka.values('out'),
+    changelog: kafka.output.filter((r) => r.topic === 'in-changelog').map((r) => r.key?.toString()),
+  });
+
+  it('aborts the transaction: a record whose state is written and whose output failed never commits', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [10, 11, 12]);
+    const registry = deferred<Buffer>();
+    let waiting = false;
+    /** Record 11's state is written, then its output waits for the registry. */
+    const serialize = (v: number) => {
+      if (v !== 11) return Buffer.from(String(v));
+      waiting = true;
+      return registry.promise;
+    };
+    const app = await start(kafka, {
+      commitIntervalMs: 60_000,
+      topology: { ...topology, sinks: [{ name: 'out', topic: 'out', serialize }] },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => waiting, 'record 11 waiting for the registry');
+
+    // SIGTERM while record 11 waits, then the registry turns out to be out of reach.
+    const closed = app.close();
+    await until(() => app.readiness().reasons.includes('closing'), 'the close begun');
+    registry.reject(connectionRefused());
+    await closed;
+    apps.length = 0;
+    // Before, the close committed offset 2 and record 11's state without its output: the record was
+    // lost, and its retries were taken for duplicates. Now every partition stays at its last commit.
+    expect(kafka.log).not.toContain('commit');
+    expect(committedOf(kafka)).toEqual({ offset: undefined, out: [], changelog: [] });
+    expect(app.failure()).toBeUndefined();
+  });
+
+  it('aborts a commit whose changelog records were partly sent, instead of committing it without them', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    // The second changelog record's send waits, then fails.
+    const secondChangelog = deferred<void>();
+    const app = await start(kafka, { commitMaxRecords: 2, commitIntervalMs: 60_000 });
+    const producer = kafka.producers[0]!;
+    const send = producer.send.bind(producer);
+    let changelogSends = 0;
+    producer.send = async (record) => {
+      if (record.topic === 'in-changelog' && ++changelogSends === 2) await secondChangelog.promise;
+      return send(record);
+    };
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => changelogSends === 2, 'the commit sending its second changelog record');
+
+    const closed = app.close();
+    await until(() => app.readiness().reasons.includes('closing'), 'the close begun');
+    secondChangelog.reject(
+      rd(ERRORS.ERR__TRANSPORT, 'Local: Broker transport failure', { isRetriable: true }),
+    );
+    await closed;
+    apps.length = 0;
+    // Before, the close's commit went through with k1 only: record 2's state was never written.
+    expect(kafka.log).not.toContain('commit');
+    expect(committedOf(kafka)).toEqual({ offset: undefined, out: [], changelog: [] });
+  });
+
+  it('still commits at close what was processed when nothing failed', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.filter((r) => r.topic === 'out').length === 2, 'both records processed');
+    await app.close();
+    apps.length = 0;
+    expect(committedOf(kafka)).toEqual({ offset: 2, out: [1, 2], changelog: ['k1', 'k2'] });
+  });
+});
