@@ -491,6 +491,52 @@ describe('where a restored partition starts', () => {
     expect(kafka.log).not.toContain('resume in[0]');
     expect(kafka.values('out')).toEqual([]);
   });
+
+  it('is looked up before the restore fixes the changelog’s end, so the state holds the commit it starts after', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3]);
+    // The previous owner committed record 1 (its state k1, offset 1); its last transaction, record 2's,
+    // is still under way: a read_committed lookup waits while that transaction's offsets are pending.
+    kafka.committed.set('in[0]', 1);
+    const changelog = ['k1'];
+    const lastCommit = deferred();
+    let lookingUp = false;
+    const committed = kafka.consumer.committed.bind(kafka.consumer);
+    kafka.consumer.committed = async (partitions) => {
+      lookingUp = true;
+      await lastCommit.promise;
+      return committed(partitions);
+    };
+    const restored: string[] = [];
+    await start(kafka, {
+      // Reads the changelog up to the end it has when the restore starts (read-to-end.ts).
+      restore: (tasks) => {
+        const end = changelog.length;
+        return {
+          done: (async () => {
+            for (const task of tasks)
+              for (const key of changelog.slice(0, end)) {
+                task.restoreRecord('last', { key, value: Buffer.from('0'), timestamp: 1_000 });
+                restored.push(key);
+              }
+            return { durationMs: 0, records: end };
+          })(),
+          cancel: () => undefined,
+        };
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => lookingUp, 'the committed offset looked up');
+    // The previous owner's last transaction commits: record 2's state k2, and offset 2.
+    changelog.push('k2');
+    kafka.committed.set('in[0]', 2);
+    lastCommit.resolve();
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition past record 3');
+    // Before, the restore had fixed its end at k1 and the task started at offset 2 anyway: record 2 was
+    // never processed here and its state never read (its id's retry passed again).
+    expect(restored).toEqual(['k1', 'k2']);
+    expect(kafka.values('out')).toEqual([3]);
+  });
 });
 
 describe('a record given up on after the records before it in its transaction', () => {
