@@ -67,15 +67,23 @@ export class LmdbBacking<V> implements KeyValueBacking<V> {
     if (this.#waiting.size >= FLUSH_AT) this.flush();
   }
 
+  /**
+   * Entries held: those on disk, changed by the writes waiting. Counted without writing them: a /metrics
+   * scrape asks (StreamApp.tasks), and a write refused there, outside any checkpoint, would stop nothing.
+   */
   get size(): number {
-    this.flush();
-    return (this.#main.getStats() as { entryCount: number }).entryCount;
+    let size = (this.#main.getStats() as { entryCount: number }).entryCount;
+    for (const [key, value] of this.#waiting) {
+      const onDisk = this.#main.getBinaryFast(dbKey(key)) !== undefined;
+      if (value !== undefined && !onDisk) size++;
+      else if (value === undefined && onDisk) size--;
+    }
+    return size;
   }
 
   flush(): void {
-    if (this.#waiting.size === 0) return;
     const waiting = this.#waiting;
-    this.#waiting = new Map();
+    if (waiting.size === 0) return;
     this.dir.transaction(() => {
       for (const [key, value] of waiting) {
         const k = dbKey(key);
@@ -97,6 +105,9 @@ export class LmdbBacking<V> implements KeyValueBacking<V> {
         if (time !== NEVER) this.#index.putSync(indexKey(time, k), Buffer.from(key, 'utf8'));
       }
     });
+    // Only once LMDB holds them: a write refused (a full disk) leaves them waiting, still found by get(),
+    // so no committed state is forgotten while the stage stops.
+    this.#waiting = new Map();
   }
 
   /** The keys whose values may be forgotten before `before` (ms): a range of the index, no full scan. */

@@ -1,5 +1,6 @@
-// Restores beside the poll loop: newly assigned tasks read their changelogs (paused meanwhile), a failed
-// restore is retried after a back-off, and a restored task resumes from the group's committed offset.
+// Restores beside the poll loop: newly assigned tasks look up the group's committed offset, then read
+// their changelogs (paused meanwhile); a failed restore is retried after a back-off, and a restored task
+// resumes from that committed offset.
 
 import { errorFields } from '../log-error.js';
 import { NewClientsNeededError } from './errors.js';
@@ -76,51 +77,71 @@ export class RestoreOrchestrator<V> {
 
   #start(due: StreamTask<V>[]): void {
     const { log, instrument } = this.context;
-    const run = this.restore(due);
+    const run = this.#lookUpThenRestore(due);
     for (const task of due) this.#runs.set(task, run);
-    const attempt = run.done
-      .then(async (result) => {
-        await this.#lookUpCommitted(due.filter((t) => t.state === 'restoring'));
-        return result;
-      })
-      .then(
-        ({ durationMs, records }) => {
-          for (const task of due) {
-            this.#settled(task, run);
-            if (task.state !== 'restoring') continue;
-            try {
-              task.finishRestore();
-            } catch (error) {
-              // Its last write refused (a full disk) or its processor not starting: a failed attempt like
-              // a read that fails (retried, named in readiness), not a rejection nobody handles.
-              this.#failed(task, error);
-              log.warn(
-                { ...errorFields(error), partition: nameOf(task) },
-                'restore failed; retrying after a back-off',
-              );
-              continue;
-            }
-            task.restore.done = true;
-            task.restore.failures = 0;
-            task.restore.lastError = undefined;
-          }
-          for (const topic of new Set(due.flatMap((t) => t.changelogs().map((c) => c.topic))))
-            instrument('stream.restore', { topic }, durationMs / 1000);
-          log.info({ partitions: due.map(nameOf), records, durationMs }, 'changelogs restored');
-        },
-        (error: unknown) => {
-          for (const task of due) {
-            this.#settled(task, run);
-            if (task.state === 'restoring') this.#failed(task, error);
-          }
-          if (!this.context.closing())
+    const attempt = run.done.then(
+      ({ durationMs, records }) => {
+        for (const task of due) {
+          this.#settled(task, run);
+          if (task.state !== 'restoring') continue;
+          try {
+            task.finishRestore();
+          } catch (error) {
+            // Its last write refused (a full disk) or its processor not starting: a failed attempt like
+            // a read that fails (retried, named in readiness), not a rejection nobody handles.
+            this.#failed(task, error);
             log.warn(
-              { ...errorFields(error), partitions: due.map(nameOf) },
+              { ...errorFields(error), partition: nameOf(task) },
               'restore failed; retrying after a back-off',
             );
-        },
-      );
+            continue;
+          }
+          task.restore.done = true;
+          task.restore.failures = 0;
+          task.restore.lastError = undefined;
+        }
+        for (const topic of new Set(due.flatMap((t) => t.changelogs().map((c) => c.topic))))
+          instrument('stream.restore', { topic }, durationMs / 1000);
+        log.info({ partitions: due.map(nameOf), records, durationMs }, 'changelogs restored');
+      },
+      (error: unknown) => {
+        for (const task of due) {
+          this.#settled(task, run);
+          if (task.state === 'restoring') this.#failed(task, error);
+        }
+        if (!this.context.closing())
+          log.warn(
+            { ...errorFields(error), partitions: due.map(nameOf) },
+            'restore failed; retrying after a back-off',
+          );
+      },
+    );
     for (const task of due) task.restore.attempt = attempt;
+  }
+
+  /**
+   * The group's committed offsets first, then the restore. A read_committed lookup waits while offsets
+   * of a transaction are pending for the partition (a previous owner's last commit, still under way),
+   * and the restore fixes each changelog's end only after it: the state read holds every transaction
+   * whose offset the task starts from. The other way round, such a commit could land between the
+   * restore's end and the lookup, and the task started past records whose state it never read.
+   */
+  #lookUpThenRestore(due: readonly StreamTask<V>[]): RestoreRun {
+    let restoring: RestoreRun | undefined;
+    let cancelled: Error | undefined;
+    const done = this.#lookUpCommitted(due).then(() => {
+      if (cancelled !== undefined) throw cancelled;
+      // Not a task closed during the lookup: its stores are closed, a restore must not open them again.
+      restoring = this.restore(due.filter((t) => t.state === 'restoring'));
+      return restoring.done;
+    });
+    return {
+      done,
+      cancel: () => {
+        cancelled ??= new Error('restore cancelled');
+        restoring?.cancel();
+      },
+    };
   }
 
   /** A restore attempt of the task failed: it is tried again after a back-off. */

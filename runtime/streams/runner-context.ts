@@ -15,7 +15,10 @@ export interface RunnerContext<V> {
   /** Closing, or stopped by a failure: the loop ends. */
   halted(): boolean;
   closing(): boolean;
-  /** Stops the app with a reason (the first one wins; none while closing). */
+  /**
+   * Stops the app with a reason (the first one wins). While closing it only makes the close abort its
+   * open transaction: something failed, and what the transaction holds may be half done.
+   */
   stop(error: Error): void;
 }
 

@@ -221,6 +221,13 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
 
   let closing = false;
   let failure: Error | undefined;
+  /**
+   * What went wrong while the app closed: a cycle's error, a step given up, a stop. The open transaction
+   * may then be half done (a record's state and offset written, its outputs not sent; a commit's
+   * changelog records partly sent), so the close aborts it instead of committing. Not the app's failure:
+   * a close asked for still ends as a close.
+   */
+  let failedWhileClosing: Error | undefined;
   let rebalances: Rebalances<V> | undefined;
   const stateDirs =
     options.stateDir === undefined ? undefined : new StateDirs(options.stateDir, appId, instanceId);
@@ -242,7 +249,13 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     halted: () => closing || failure !== undefined,
     closing: () => closing,
     stop(error) {
-      if (failure !== undefined || closing) return;
+      if (failure !== undefined) return;
+      if (closing) {
+        if (failedWhileClosing !== undefined) return;
+        failedWhileClosing = error;
+        log.warn(errorFields(error), `closing: ${error.message}; the open transaction is aborted`);
+        return;
+      }
       failure = error;
       log.error(errorFields(error), `stream app stopping: ${error.message}`);
     },
@@ -421,8 +434,6 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
    * a cycle busy past stallTimeoutMs stops the app, and the rejoining wrapper starts it with new clients.
    */
   let stalled: ((error: Error) => void) | undefined;
-  /** A step was given up: what it left half done (a record's outputs partly sent) must never be committed. */
-  let abandoned = false;
   const watchdog = setInterval(
     () => {
       // While closing too: a close would otherwise wait for ever on a call that never answers.
@@ -432,9 +443,8 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       const error = new LoopStalledError(
         `the poll loop has been ${describeActivity()} for ${Math.round(busyMs / 1000)} s, past its limit of ${Math.round(stallTimeoutMs / 1000)} s`,
       );
-      abandoned = true;
       cycle.retire(error);
-      if (closing) log.warn(errorFields(error), `closing: ${error.message}; the open transaction is aborted`);
+      // Closing, the stop only makes the close abort: what the step left half done is never committed.
       context.stop(error);
       stalled?.(error);
     },
@@ -465,7 +475,11 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
       try {
         await bounded(runOnce);
       } catch (error) {
-        if (context.halted()) break;
+        if (context.halted()) {
+          // Closing: the cycle's error makes the close abort (the error of a stopped app already does).
+          context.stop(error instanceof Error ? error : toKafkaError(error));
+          break;
+        }
         // The poll reports it: a retry would only send the same JoinGroup again.
         const refused = sessionTimeoutRefused(error, sessionTimeoutMs);
         if (refused !== undefined) {
@@ -491,7 +505,10 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     }
     clearInterval(watchdog);
     activity = 'closing';
-    await cycle.finish(failure !== undefined || abandoned, joinedRebalances.lossPending);
+    await cycle.finish(
+      failure !== undefined || failedWhileClosing !== undefined,
+      joinedRebalances.lossPending,
+    );
     for (const task of tasks.values()) restorer.closeTask(task);
     tasks.clear();
     // From now on an assignment (of the consumer's close, or after it) makes no task.

@@ -402,7 +402,8 @@ export class TransactionCycle<V> {
 
   /**
    * The loop ended: a graceful close commits what was processed, unless a partition was lost meanwhile
-   * (or the commit refuses: it holds a lost partition); a failure leaves it to the abort.
+   * (or the commit refuses: it holds a lost partition). `failed` (the app stopped, or anything failed
+   * while it closed) aborts: the transaction may hold a record's state and offset without its outputs.
    */
   async finish(failed: boolean, lossPending: boolean): Promise<void> {
     try {

@@ -491,6 +491,52 @@ describe('where a restored partition starts', () => {
     expect(kafka.log).not.toContain('resume in[0]');
     expect(kafka.values('out')).toEqual([]);
   });
+
+  it('is looked up before the restore fixes the changelog’s end, so the state holds the commit it starts after', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3]);
+    // The previous owner committed record 1 (its state k1, offset 1); its last transaction, record 2's,
+    // is still under way: a read_committed lookup waits while that transaction's offsets are pending.
+    kafka.committed.set('in[0]', 1);
+    const changelog = ['k1'];
+    const lastCommit = deferred();
+    let lookingUp = false;
+    const committed = kafka.consumer.committed.bind(kafka.consumer);
+    kafka.consumer.committed = async (partitions) => {
+      lookingUp = true;
+      await lastCommit.promise;
+      return committed(partitions);
+    };
+    const restored: string[] = [];
+    await start(kafka, {
+      // Reads the changelog up to the end it has when the restore starts (read-to-end.ts).
+      restore: (tasks) => {
+        const end = changelog.length;
+        return {
+          done: (async () => {
+            for (const task of tasks)
+              for (const key of changelog.slice(0, end)) {
+                task.restoreRecord('last', { key, value: Buffer.from('0'), timestamp: 1_000 });
+                restored.push(key);
+              }
+            return { durationMs: 0, records: end };
+          })(),
+          cancel: () => undefined,
+        };
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => lookingUp, 'the committed offset looked up');
+    // The previous owner's last transaction commits: record 2's state k2, and offset 2.
+    changelog.push('k2');
+    kafka.committed.set('in[0]', 2);
+    lastCommit.resolve();
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition past record 3');
+    // Before, the restore had fixed its end at k1 and the task started at offset 2 anyway: record 2 was
+    // never processed here and its state never read (its id's retry passed again).
+    expect(restored).toEqual(['k1', 'k2']);
+    expect(kafka.values('out')).toEqual([3]);
+  });
 });
 
 describe('a record given up on after the records before it in its transaction', () => {
@@ -772,5 +818,84 @@ describe('a rebalance the consumer refuses to apply', () => {
     expect(kafka.committed.get('in[0]')).toBe(1);
     expect(kafka.committed.get('in[1]')).toBe(1);
     expect(kafka.values('out').sort()).toEqual([1, 2]);
+  });
+});
+
+describe('a failure while the app closes', () => {
+  /** What the brokers hold of in[0]: its committed offset, outputs and changelog keys. */
+  const committedOf = (kafka: FakeKafka) => ({
+    offset: kafka.committed.get('in[0]'),
+    out: kafka.values('out'),
+    changelog: kafka.output.filter((r) => r.topic === 'in-changelog').map((r) => r.key?.toString()),
+  });
+
+  it('aborts the transaction: a record whose state is written and whose output failed never commits', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [10, 11, 12]);
+    const registry = deferred<Buffer>();
+    let waiting = false;
+    /** Record 11's state is written, then its output waits for the registry. */
+    const serialize = (v: number) => {
+      if (v !== 11) return Buffer.from(String(v));
+      waiting = true;
+      return registry.promise;
+    };
+    const app = await start(kafka, {
+      commitIntervalMs: 60_000,
+      topology: { ...topology, sinks: [{ name: 'out', topic: 'out', serialize }] },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => waiting, 'record 11 waiting for the registry');
+
+    // SIGTERM while record 11 waits, then the registry turns out to be out of reach.
+    const closed = app.close();
+    await until(() => app.readiness().reasons.includes('closing'), 'the close begun');
+    registry.reject(connectionRefused());
+    await closed;
+    apps.length = 0;
+    // Before, the close committed offset 2 and record 11's state without its output: the record was
+    // lost, and its retries were taken for duplicates. Now every partition stays at its last commit.
+    expect(kafka.log).not.toContain('commit');
+    expect(committedOf(kafka)).toEqual({ offset: undefined, out: [], changelog: [] });
+    expect(app.failure()).toBeUndefined();
+  });
+
+  it('aborts a commit whose changelog records were partly sent, instead of committing it without them', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    // The second changelog record's send waits, then fails.
+    const secondChangelog = deferred<void>();
+    const app = await start(kafka, { commitMaxRecords: 2, commitIntervalMs: 60_000 });
+    const producer = kafka.producers[0]!;
+    const send = producer.send.bind(producer);
+    let changelogSends = 0;
+    producer.send = async (record) => {
+      if (record.topic === 'in-changelog' && ++changelogSends === 2) await secondChangelog.promise;
+      return send(record);
+    };
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => changelogSends === 2, 'the commit sending its second changelog record');
+
+    const closed = app.close();
+    await until(() => app.readiness().reasons.includes('closing'), 'the close begun');
+    secondChangelog.reject(
+      rd(ERRORS.ERR__TRANSPORT, 'Local: Broker transport failure', { isRetriable: true }),
+    );
+    await closed;
+    apps.length = 0;
+    // Before, the close's commit went through with k1 only: record 2's state was never written.
+    expect(kafka.log).not.toContain('commit');
+    expect(committedOf(kafka)).toEqual({ offset: undefined, out: [], changelog: [] });
+  });
+
+  it('still commits at close what was processed when nothing failed', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2]);
+    const app = await start(kafka, { commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sent.filter((r) => r.topic === 'out').length === 2, 'both records processed');
+    await app.close();
+    apps.length = 0;
+    expect(committedOf(kafka)).toEqual({ offset: 2, out: [1, 2], changelog: ['k1', 'k2'] });
   });
 });

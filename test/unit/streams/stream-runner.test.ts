@@ -229,6 +229,30 @@ describe('the stream runner with a fake Kafka client', () => {
     expect(app.isReady()).toBe(true);
   });
 
+  it('starts no restore for a partition revoked while its committed offset is looked up', async () => {
+    const kafka = new FakeKafka();
+    const answer = deferred();
+    let lookingUp = false;
+    const committed = kafka.consumer.committed.bind(kafka.consumer);
+    kafka.consumer.committed = async (partitions) => {
+      lookingUp = true;
+      await answer.promise;
+      return committed(partitions);
+    };
+    const app = await start(kafka);
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => lookingUp, 'the committed offset looked up');
+
+    kafka.consumer.rebalance('revoke', [p0]);
+    await until(() => kafka.log.includes('unassign in[0]'), 'the partition given back');
+    answer.resolve();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(kafka.restores).toHaveLength(0);
+    expect(app.tasks()).toEqual([]);
+    expect(kafka.log).not.toContain('resume in[0]');
+    expect(app.isReady()).toBe(true);
+  });
+
   it('commits the open transaction before it gives revoked partitions back', async () => {
     const kafka = new FakeKafka();
     kafka.produce('in', 0, [1, 2]);
