@@ -27,7 +27,7 @@ RUN npm run build && npm prune --omit=dev --omit=optional
 FROM ${NODE_IMAGE}
 # jemalloc as every process's allocator, as tools/cli/hookledger sets it outside the image: the Kafka
 # client's binding allocates a buffer per record that librdkafka's threads free, which glibc's malloc
-# does slowly (the router 10 % less CPU per event, docs/benchmarks.md "The allocator"). Linked to one
+# does slowly (the router 10 % less CPU per event, docs/scaling.md "The allocator"). Linked to one
 # path whatever the architecture's library directory. HOOKLEDGER_MALLOC does not apply in the image:
 # unset LD_PRELOAD (`-e LD_PRELOAD=`) for the C library's malloc.
 RUN apt-get update && apt-get install -y --no-install-recommends libssl3 zlib1g libcurl4 libjemalloc2 \
