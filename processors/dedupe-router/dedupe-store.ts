@@ -2,7 +2,7 @@
 // hashes and logged to webhooks.dedupe-changelog (key `<source>/<webhook.id>`, 10-byte decision value).
 
 import { isUtf8 } from 'node:buffer';
-import { digestId, hashIdBytes, IdSet } from '../../runtime/streams/id-set.js';
+import { digestId, digestIdBytes, IdSet } from '../../runtime/streams/id-set.js';
 import { type IdStore, LmdbIdSet } from '../../runtime/streams/lmdb-id-set.js';
 import type { TaskStateDir } from '../../runtime/streams/state-dir.js';
 import {
@@ -31,7 +31,7 @@ export class IdSetBacking implements KeyValueBacking<DedupeDecision> {
    * The ids looked up since the last commit or rollback, with their hash: a first delivery is looked up
    * when it arrives and set when its transaction commits, and is hashed once for both.
    */
-  readonly #hashed = new Map<string, Buffer>();
+  readonly #hashed = new Map<string, string>();
 
   /** Present when the id set writes asynchronously (on disk). */
   readonly flushAsync?: () => void;
@@ -134,7 +134,7 @@ export class DedupeStore extends ChangelogKeyValueStore<DedupeDecision> {
       decisionOfTag(value[1]!) !== undefined &&
       isUtf8(keyBytes)
     ) {
-      this.ids.ids.setHashed(hashIdBytes(keyBytes), seenAtOf(value), value[1]!);
+      this.ids.ids.setHashed(digestIdBytes(keyBytes), seenAtOf(value), value[1]!);
       return;
     }
     super.restore(record);

@@ -26,22 +26,39 @@ const MIN_CAPACITY = 16;
 // Uint32 seconds: until 2106.
 const MAX_SECONDS = 0xffff_ffff;
 
-/** The 128-bit hash an id is held as: the first 16 bytes of its SHA-256. */
+/** The 128-bit hash an id is held as: the first 16 bytes of its SHA-256 (a store on disk's key). */
 export function hashId(id: string): Buffer {
   return hash('sha256', id, 'buffer').subarray(0, 16);
 }
 
-/** The id's whole SHA-256, whose first 16 bytes are hashId(id): what the set hashes with (no subarray to allocate). */
-export function digestId(id: string): Buffer {
-  return hash('sha256', id, 'buffer');
+/**
+ * The id's SHA-256 as text, one latin1 character a byte (32 of them), whose first 16 are hashId(id)'s
+ * bytes: what the set looks ids up and stores them by. Text and not a Buffer, because V8 makes a string
+ * on its own heap where each Buffer is a malloc and a finaliser of its own: 0.65 µs an id against 1.5
+ * (docs/benchmarks.md, "The id's digest as text").
+ */
+export function digestId(id: string): string {
+  // 'binary' is Node's other name for latin1 (the one its types list for a digest's text).
+  return hash('sha256', id, 'binary');
 }
 
 /**
- * The same hash from the id's UTF-8 bytes (a changelog key as read): equal to hashId(bytes.toString())
+ * The same digest from the id's UTF-8 bytes (a changelog key as read): equal to digestId(bytes.toString())
  * whenever the bytes are valid UTF-8, which the caller checks (invalid bytes decode to U+FFFD).
  */
-export function hashIdBytes(bytes: Uint8Array): Buffer {
-  return hash('sha256', bytes, 'buffer').subarray(0, 16);
+export function digestIdBytes(bytes: Uint8Array): string {
+  return hash('sha256', bytes, 'binary');
+}
+
+/** The little-endian 32-bit word at `at` of a digest (digestId's), as readUInt32LE reads its bytes. */
+function word(digest: string, at: number): number {
+  return (
+    (digest.charCodeAt(at) |
+      (digest.charCodeAt(at + 1) << 8) |
+      (digest.charCodeAt(at + 2) << 16) |
+      (digest.charCodeAt(at + 3) << 24)) >>>
+    0
+  );
 }
 
 export class IdSet {
@@ -81,8 +98,8 @@ export class IdSet {
     return this.getHashed(digestId(id));
   }
 
-  /** get() for an id already hashed (its first 16 bytes are hashId's). */
-  getHashed(key: Buffer): IdEntry | undefined {
+  /** get() for an id already hashed (digestId or digestIdBytes: its first 16 characters count). */
+  getHashed(key: string): IdEntry | undefined {
     const slot = this.#find(key);
     if (slot < 0) return undefined;
     return { seenAt: this.#seen[slot]! * 1000, tag: this.#tags[slot]! };
@@ -97,10 +114,10 @@ export class IdSet {
   }
 
   /**
-   * set() for an id already hashed (hashId, digestId or hashIdBytes: the first 16 bytes count): a restore
+   * set() for an id already hashed (digestId or digestIdBytes: the first 16 characters count): a restore
    * hashes the changelog's key bytes.
    */
-  setHashed(key: Buffer, seenAt: number, tag: number): void {
+  setHashed(key: string, seenAt: number, tag: number): void {
     if (!Number.isInteger(tag) || tag < 1 || tag > 255) throw new RangeError(`tag must be 1–255, got ${tag}`);
     if (!Number.isFinite(seenAt)) throw new RangeError(`seenAt must be a finite epoch ms, got ${seenAt}`);
     const seconds = Math.min(MAX_SECONDS, Math.max(0, Math.floor(seenAt / 1000)));
@@ -113,14 +130,7 @@ export class IdSet {
     if ((this.#size + 1) * MAX_LOAD_DENOMINATOR > this.#capacity * MAX_LOAD_NUMERATOR) {
       this.#resize(this.#capacity * 2);
     }
-    this.#insert(
-      key.readUInt32LE(0),
-      key.readUInt32LE(4),
-      key.readUInt32LE(8),
-      key.readUInt32LE(12),
-      seconds,
-      tag,
-    );
+    this.#insert(word(key, 0), word(key, 4), word(key, 8), word(key, 12), seconds, tag);
   }
 
   delete(id: string): boolean {
@@ -183,11 +193,11 @@ export class IdSet {
     }
   }
 
-  #find(key: Buffer): number {
-    const k0 = key.readUInt32LE(0);
-    const k1 = key.readUInt32LE(4);
-    const k2 = key.readUInt32LE(8);
-    const k3 = key.readUInt32LE(12);
+  #find(key: string): number {
+    const k0 = word(key, 0);
+    const k1 = word(key, 4);
+    const k2 = word(key, 8);
+    const k3 = word(key, 12);
     const keys = this.#keys;
     for (let slot = k0 & this.#mask; ; slot = (slot + 1) & this.#mask) {
       if (this.#tags[slot] === 0) return -1;

@@ -11,7 +11,7 @@
 // where a batch per 100 ms transaction copied most pages again each time. What waits is committed state
 // after the checkpoint: a crash loses it from the disk, and the restore from the checkpoint reads it again.
 import type { Database } from 'lmdb';
-import { hashId, type IdEntry, IdSet } from './id-set.js';
+import { digestId, hashId, type IdEntry, IdSet } from './id-set.js';
 import type { TaskStateDir } from './state-dir.js';
 
 const MAX_SECONDS = 0xffff_ffff;
@@ -23,10 +23,10 @@ export interface IdStore {
   readonly size: number;
   has(id: string): boolean;
   get(id: string): IdEntry | undefined;
-  /** By the id's hash (hashId or digestId: the first 16 bytes count), hashed once by the caller. */
-  getHashed(key: Buffer): IdEntry | undefined;
+  /** By the id's digest (digestId or digestIdBytes: the first 16 characters count), hashed once by the caller. */
+  getHashed(key: string): IdEntry | undefined;
   set(id: string, seenAt: number, tag: number): void;
-  setHashed(key: Buffer, seenAt: number, tag: number): void;
+  setHashed(key: string, seenAt: number, tag: number): void;
   delete(id: string): boolean;
   expireBefore(streamTime: number): number;
   /** Every held id's hash, time and tag; for tests and snapshots. */
@@ -63,6 +63,8 @@ export class LmdbIdSet implements IdStore {
   /** Ids handed to LMDB's thread (flushAsync) and not written yet: lookups see them here until they are. */
   #writing: IdSet | undefined;
   #sequence = BigInt(Date.now()) * 4096n;
+  /** A digest's first 16 bytes, the LMDB key a lookup reads by (the read copies it). */
+  readonly #lookupKey = Buffer.allocUnsafe(16);
 
   constructor(
     private readonly dir: TaskStateDir,
@@ -85,22 +87,23 @@ export class LmdbIdSet implements IdStore {
   }
 
   get(id: string): IdEntry | undefined {
-    return this.getHashed(hashId(id));
+    return this.getHashed(digestId(id));
   }
 
-  getHashed(key: Buffer): IdEntry | undefined {
+  getHashed(key: string): IdEntry | undefined {
     const waiting = this.#waiting.getHashed(key) ?? this.#writing?.getHashed(key);
     if (waiting !== undefined) return waiting;
-    const value = this.#ids.getBinaryFast(key.length === 16 ? key : key.subarray(0, 16));
+    this.#lookupKey.write(key, 0, 16, 'latin1');
+    const value = this.#ids.getBinaryFast(this.#lookupKey);
     if (value === undefined) return undefined;
     return { seenAt: value.readUInt32BE(0) * 1000, tag: value[4]! };
   }
 
   set(id: string, seenAt: number, tag: number): void {
-    this.setHashed(hashId(id), seenAt, tag);
+    this.setHashed(digestId(id), seenAt, tag);
   }
 
-  setHashed(key: Buffer, seenAt: number, tag: number): void {
+  setHashed(key: string, seenAt: number, tag: number): void {
     if (!Number.isInteger(tag) || tag < 1 || tag > 255) throw new RangeError(`tag must be 1–255, got ${tag}`);
     if (!Number.isFinite(seenAt)) throw new RangeError(`seenAt must be a finite epoch ms, got ${seenAt}`);
     this.#waiting.setHashed(key, seenAt, tag);
@@ -180,7 +183,9 @@ export class LmdbIdSet implements IdStore {
       if (error === undefined) return;
       const hash = Buffer.allocUnsafe(16);
       batch.forEachHashed(hash, (seconds, tag) => {
-        if (this.#waiting.getHashed(hash) === undefined) this.#waiting.setHashed(hash, seconds * 1000, tag);
+        const digest = hash.toString('latin1');
+        if (this.#waiting.getHashed(digest) === undefined)
+          this.#waiting.setHashed(digest, seconds * 1000, tag);
       });
     });
   }
@@ -225,7 +230,7 @@ export class LmdbIdSet implements IdStore {
           // A stale entry (the id was set again under another second, or deleted) forgets nothing.
           if (current !== undefined && current.readUInt32BE(0) === seconds) {
             this.#ids.removeSync(hash);
-            if (waiting.getHashed(hash) === undefined) removed++;
+            if (waiting.getHashed(hash.toString('latin1')) === undefined) removed++;
           }
         }
         this.#bySecond.removeSync(key);

@@ -12,12 +12,12 @@
 // bound (bench:state measures the random order's bytes per id). With --cold, the data files are evicted
 // from the page cache (sync, then posix_fadvise DONTNEED through python3) before the restart.
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DedupeStore, IdSetBacking } from '../../processors/dedupe-router/dedupe-store.js';
+import { digestId } from '../../runtime/streams/id-set.js';
 import { LmdbIdSet } from '../../runtime/streams/lmdb-id-set.js';
 import { TaskStateDir, taskStateDirPath } from '../../runtime/streams/state-dir.js';
 import { heapUsed, progressLog } from './state-store-loop.js';
@@ -37,13 +37,16 @@ const WEEK = 7 * 86_400_000;
 const TOPIC = 'bench-direct.dedupe-changelog';
 const log = progressLog('bench:state-direct');
 
-/** The i-th of n hashes: evenly spread (so in key order as i grows), its other bytes mixed from i. */
-function syntheticHash(i: number, n: number, into = Buffer.allocUnsafe(16)): Buffer {
+/**
+ * The i-th of n hashes, as a digest's text (digestId's form): evenly spread (so in key order as i grows),
+ * its other bytes mixed from i.
+ */
+function syntheticHash(i: number, n: number, into = Buffer.allocUnsafe(16)): string {
   into.writeUInt32BE(Math.floor((i * 2 ** 32) / n), 0);
   into.writeUInt32BE(i >>> 0, 4);
   into.writeUInt32BE(Math.imul(i, 0x9e37_79b1) >>> 0, 8);
   into.writeUInt32BE(Math.imul(i ^ 0x5bd1_e995, 0x85eb_ca6b) >>> 0, 12);
-  return into;
+  return into.toString('latin1');
 }
 
 function openDir(root: string, partition: number): TaskStateDir {
@@ -111,7 +114,7 @@ async function main(): Promise<void> {
       const n = perPartition(p);
       const i = Math.floor((((k * 2_654_435_761) % 2 ** 32) / 2 ** 32) * n);
       if (stores[p]!.ids.ids.getHashed(syntheticHash(i, n)) !== undefined) found++;
-      const miss = createHash('sha256').update(`bench/absent_${k}`).digest();
+      const miss = digestId(`bench/absent_${k}`);
       if (stores[p]!.ids.ids.getHashed(miss) !== undefined) found--;
     }
     const lookupMicros = ((performance.now() - lookupStarted) * 1000) / (2 * lookups);

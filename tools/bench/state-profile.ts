@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DedupeStore, IdSetBacking } from '../../processors/dedupe-router/dedupe-store.js';
-import { hashIdBytes } from '../../runtime/streams/id-set.js';
+import { digestIdBytes } from '../../runtime/streams/id-set.js';
 import { TaskStateDir } from '../../runtime/streams/state-dir.js';
 import { routeThrough, routeThroughAsync } from './state-store-loop.js';
 
@@ -27,7 +27,7 @@ try {
   const store = new DedupeStore(WEEK, IdSetBacking.of(dir));
   const now = Date.now();
   const started = performance.now();
-  for (let i = 0; i < ids; i++) store.ids.ids.setHashed(hashIdBytes(Buffer.from(`bench/wh_${i}`)), now, 1);
+  for (let i = 0; i < ids; i++) store.ids.ids.setHashed(digestIdBytes(Buffer.from(`bench/wh_${i}`)), now, 1);
   store.restored(now);
   console.log(`fill ${ids}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const cpuBefore = process.cpuUsage();

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hashId, IdSet } from '../../../runtime/streams/id-set.js';
+import { digestId, digestIdBytes, hashId, IdSet } from '../../../runtime/streams/id-set.js';
 import { type IdStore, LmdbIdSet } from '../../../runtime/streams/lmdb-id-set.js';
 import { useTempStateDirs } from '../../helpers/temp-state-dir.js';
 
@@ -159,6 +160,23 @@ describe('IdSet', () => {
   it('holds an id as the first 16 bytes of its SHA-256', () => {
     const sha256 = createHash('sha256').update('fixtures/wh_0001', 'utf8').digest();
     expect(hashId('fixtures/wh_0001')).toEqual(sha256.subarray(0, 16));
+  });
+
+  it('looks ids up by their digest as text: the same 16 bytes, the same words, as the digest as a Buffer', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 80 }), (id) => {
+        const digest = digestId(id);
+        const sha256 = createHash('sha256').update(id, 'utf8').digest();
+        expect(Buffer.from(digest, 'latin1')).toEqual(sha256);
+        expect(digestIdBytes(Buffer.from(id, 'utf8'))).toBe(digestId(id));
+        const ids = new IdSet();
+        ids.setHashed(digest, T0, 7);
+        // Stored under the words readUInt32LE reads from hashId's bytes (entries() writes them back).
+        expect([...ids.entries()].map((e) => e.hash)).toEqual([hashId(id)]);
+        expect(ids.get(id)).toEqual({ seenAt: T0, tag: 7 });
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
