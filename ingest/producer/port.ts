@@ -10,10 +10,16 @@ export interface RawRecord {
   timestamp: number;
 }
 
+/** What became of each record of one send, in order: undefined when acknowledged, else why it was not. */
+export type RecordOutcomes = ReadonlyArray<Error | undefined>;
+
 /** One connected idempotent producer. send() is never called again before the previous call settled. */
 export interface ProducerPort {
-  /** Resolves once the broker acknowledged every record with acks=all. */
-  send(records: RawRecord[]): Promise<void>;
+  /**
+   * Resolves once every record has its own delivery report (acks=all), with each one's outcome: a record
+   * the broker refused fails alone. Rejects only when the producer itself failed (a fatal error).
+   */
+  send(records: RawRecord[]): Promise<RecordOutcomes>;
   close(): Promise<void>;
 }
 

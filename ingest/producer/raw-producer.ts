@@ -7,7 +7,7 @@ import {
   INGEST_ERR_UNAVAILABLE,
 } from '../errors.js';
 import { Batcher, BatchRejected, type BatchStats } from './batcher.js';
-import type { ConnectProducer, ProducerPort, RawRecord } from './port.js';
+import type { ConnectProducer, ProducerPort, RawRecord, RecordOutcomes } from './port.js';
 
 /** Per-record bytes beyond key and value in a Kafka record batch (varints, attributes, deltas). */
 const RECORD_OVERHEAD = 32;
@@ -49,6 +49,8 @@ export class RawProducer {
   /** Since when no producer could write (undefined while one can). */
   private unavailableSince: number | undefined = Date.now();
   private lastSuccess = 0;
+  /** Records refused were logged at warn; the next ones at debug until a batch is stored whole. */
+  private refusing = false;
   private connected: Array<() => void> = [];
   private probeTimer: NodeJS.Timeout | undefined;
   private backoffTimer: { timer: NodeJS.Timeout; wake: () => void } | undefined;
@@ -139,14 +141,16 @@ export class RawProducer {
     for (const resolve of waiters) resolve();
   }
 
-  private async send(records: RawRecord[]): Promise<void> {
+  /** Sends one batch; resolves with each record's own outcome, rejects when the send as a whole failed. */
+  private async send(records: RawRecord[]): Promise<RecordOutcomes> {
     const producer = this.current;
     if (!producer) throw new Error('no producer connected');
     const timeoutMs = this.options.sendTimeoutMs ?? this.options.deadlineMs;
     let timer: NodeJS.Timeout | undefined;
     const sending = producer.send(records);
+    let outcomes: RecordOutcomes;
     try {
-      await Promise.race([
+      outcomes = await Promise.race([
         sending,
         new Promise<never>((_, reject) => {
           timer = setTimeout(
@@ -155,8 +159,9 @@ export class RawProducer {
           );
         }),
       ]);
-      this.healthy = true;
-      this.lastSuccess = Date.now();
+      // Never an answer for a record the producer did not report on.
+      if (outcomes?.length !== records.length)
+        throw new Error(`send reported ${outcomes?.length} outcomes for ${records.length} records`);
     } catch (error) {
       // The abandoned send may still settle later; its outcome no longer matters to anyone.
       sending.catch(() => undefined);
@@ -165,12 +170,31 @@ export class RawProducer {
     } finally {
       clearTimeout(timer);
     }
+    const refused = outcomes.filter((outcome) => outcome !== undefined);
+    if (refused.length < records.length) {
+      this.healthy = true;
+      this.lastSuccess = Date.now();
+    }
+    if (refused.length > 0) this.logRefused(refused, records.length);
+    else this.refusing = false;
+    return outcomes;
+  }
+
+  /** Refused records are answered 503 one by one; the log says so once, then at debug until a batch is stored whole. */
+  private logRefused(refused: ReadonlyArray<Error | undefined>, records: number): void {
+    const first = refused[0];
+    const reason = first instanceof Error ? `${first.name}: ${first.message}` : String(first);
+    const line = { refused: refused.length, records, reason };
+    if (this.refusing) this.log.debug(line, 'records not stored');
+    else this.log.warn(line, 'records not stored; the producer is kept');
+    this.refusing = true;
   }
 
   /**
-   * Any failed send replaces the producer: librdkafka has already retried what was retriable, and after a
-   * timeout or a fatal error (out-of-order sequence, unknown producer id) an idempotent producer's
-   * sequence state cannot be trusted. A new producer gets a new producer id.
+   * A send that failed as a whole (no answer in time, a fatal error: out-of-order sequence, unknown
+   * producer id) replaces the producer: an idempotent producer's sequence state cannot be trusted after
+   * it. A record the broker refused does not (send() answers that record alone). A new producer gets a
+   * new producer id.
    */
   private replace(producer: ProducerPort, error: unknown): void {
     if (this.current !== producer) return;

@@ -301,6 +301,29 @@ describe('ingest app', () => {
     expect((await post(h)).statusCode).toBe(200);
   });
 
+  it("answers each request from its own record's delivery report: 200 if stored, 503 if its record was refused", async () => {
+    const h = await harness({ lingerMs: 30 });
+    h.kafka.refuse = (r) =>
+      r.key === 'wh_on_p7' ? new Error('Broker: Not enough in-sync replicas') : undefined;
+    const bodyOf = (id: string) => BODY.replace('wh_42', id);
+    const [stored, refused, alsoStored] = await Promise.all(
+      ['wh_1', 'wh_on_p7', 'wh_2'].map((id) => post(h, bodyOf(id))),
+    );
+    expect(h.kafka.sends).toHaveLength(1);
+    expect(stored!.statusCode).toBe(200);
+    expect(alsoStored!.statusCode).toBe(200);
+    expect(refused!.statusCode).toBe(503);
+    expect(refused!.headers['retry-after']).toBe('5');
+    expect(h.kafka.acked.map((r) => r.key)).toEqual(['wh_1', 'wh_2']);
+    // The producer is kept: a record refused is not the producer failing.
+    expect(h.kafka.connects).toBe(1);
+    expect(h.producer.ready).toBe(true);
+    const text = (await h.ops.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toContain('hookledger_ingest_requests_total{source="energy",status="200"} 2');
+    expect(text).toContain('hookledger_ingest_requests_total{source="energy",status="503"} 1');
+    expect(text).toContain('hookledger_ingest_produce_duration_seconds_count{outcome="error"} 1');
+  });
+
   it('answers 503 at the deadline when Kafka does not answer, never hanging', async () => {
     const h = await harness({ deadlineMs: 150 });
     h.kafka.behaviour = 'hang';

@@ -57,7 +57,7 @@ describe('raw producer', () => {
           lateResolve = resolve;
         });
         return {
-          send: async () => {},
+          send: async (records) => records.map(() => undefined),
           close: async () => {
             lateClosed = true;
           },
@@ -124,6 +124,25 @@ describe('raw producer', () => {
     await until(() => !p.ready);
     healthy = true;
     await until(() => p.ready);
+  });
+
+  it('answers each request from its own record: one refused gets 503 alone, and the producer is kept', async () => {
+    const kafka = new FakeKafka();
+    const p = producer(kafka.connect, { lingerMs: 20 });
+    await until(() => p.ready);
+    kafka.refuse = (r) => (r.key === 'on-p7' ? new Error('Broker: Not enough in-sync replicas') : undefined);
+    const keys = ['a', 'b', 'on-p7', 'c'];
+    const answers = await Promise.allSettled(keys.map((key) => p.store(record(key))));
+    expect(kafka.sends).toHaveLength(1);
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((answers[2] as PromiseRejectedResult).reason).toMatchObject({
+      code: 'INGEST_ERR_UNAVAILABLE',
+      statusCode: 503,
+    });
+    expect(kafka.acked.map((r) => r.key)).toEqual(['a', 'b', 'c']);
+    expect(kafka.connects).toBe(1);
+    expect(kafka.closes).toBe(0);
+    expect(p.ready).toBe(true);
   });
 
   it('answers what is queued when closed without a producer, instead of hanging', async () => {
