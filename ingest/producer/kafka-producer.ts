@@ -6,6 +6,7 @@ import {
   connect,
   createProducer,
   disconnect,
+  isFatalError,
   type KafkaError,
   type KafkaSettings,
   toKafkaError,
@@ -44,7 +45,7 @@ export function kafkaProducerConnector({
   component = 'raw-producer',
   createClient = (properties) => createProducer(settings, properties, component),
 }: KafkaProducerOptions): ConnectProducer {
-  return async () => {
+  return async (failed) => {
     const producer = createClient({
       'enable.idempotence': true,
       acks: -1,
@@ -57,10 +58,15 @@ export function kafkaProducerConnector({
       'socket.connection.setup.timeout.ms': connectTimeoutMs,
     });
     let fatal: KafkaError | undefined;
+    const fail = (error: unknown) => {
+      if (fatal) return;
+      fatal = toKafkaError(error, 'producer');
+      failed(fatal);
+    };
     producer.on('event.error', (error) => {
       // librdkafka retries what it can by itself; a fatal error (e.g. an out-of-order sequence) ends
-      // this producer, and the next send fails so the owner replaces it.
-      if (error.isFatal) fatal ??= toKafkaError(error, 'producer');
+      // this producer: the owner replaces it at once, and a send meanwhile fails.
+      if (isFatalError(error)) fail(error);
     });
     routeDeliveryReports(producer);
     try {
@@ -74,7 +80,11 @@ export function kafkaProducerConnector({
     return {
       send: async (records) => {
         if (fatal) throw fatal;
-        return deliverEach(producer, topic, records);
+        const outcomes = await deliverEach(producer, topic, records);
+        // A record refused for a fatal error (produce() after one): the producer is done, not the record.
+        const broken = outcomes.find((outcome) => outcome !== undefined && isFatalError(outcome));
+        if (broken) fail(broken);
+        return outcomes;
       },
       close: async () => {
         await call('flush', (cb) => producer.flush(deliveryTimeoutMs, cb)).catch(() => undefined);

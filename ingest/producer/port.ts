@@ -23,8 +23,11 @@ export interface ProducerPort {
   close(): Promise<void>;
 }
 
-/** Connects a fresh producer (a new producer id: a replaced producer's sequence state is gone with it). */
-export type ConnectProducer = () => Promise<ProducerPort>;
+/**
+ * Connects a fresh producer (a new producer id: a replaced producer's sequence state is gone with it).
+ * `failed` is called when the producer breaks by itself (a fatal error), between sends or during one.
+ */
+export type ConnectProducer = (failed: (error: Error) => void) => Promise<ProducerPort>;
 
 /** What the HTTP side needs: store one record (200 only once it resolves), and whether it can. */
 export interface RawStore {

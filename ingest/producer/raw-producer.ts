@@ -30,6 +30,7 @@ export interface RawProducerOptions {
   sendTimeoutMs?: number;
   /** A connection attempt still pending after this is abandoned; defaults to twice the deadline. */
   connectTimeoutMs?: number;
+  /** Back-off between connection attempts, and between replacements while no write succeeds. */
   reconnectInitialMs?: number;
   reconnectMaxMs?: number;
   /** Checks the cluster while no sends succeed, so readiness notices an outage without traffic. */
@@ -49,6 +50,8 @@ export class RawProducer {
   /** Since when no producer could write (undefined while one can). */
   private unavailableSince: number | undefined = Date.now();
   private lastSuccess = 0;
+  /** Producers replaced since a write last succeeded: each replacement waits longer for the next. */
+  private replacements = 0;
   /** Records refused were logged at warn; the next ones at debug until a batch is stored whole. */
   private refusing = false;
   private connected: Array<() => void> = [];
@@ -79,7 +82,10 @@ export class RawProducer {
     }
   }
 
-  /** Whether a producer is connected and its last send (or probe) succeeded. */
+  /**
+   * Whether a producer is connected and can write: the first producer once connected; after a failed
+   * write (or a replacement) only once a write or the probe succeeds again.
+   */
   get ready(): boolean {
     return !this.closed && this.current !== undefined && this.healthy;
   }
@@ -92,11 +98,13 @@ export class RawProducer {
   async store(record: RawRecord): Promise<void> {
     if (this.closed) throw new INGEST_ERR_CLOSING();
     const { deadlineMs } = this.options;
-    // Known down for longer than a deadline: waiting out another deadline would only hold the client.
+    // Known unable to write for longer than a deadline: waiting out another deadline would only hold the
+    // client. With a producer connected, one request at a time still goes through (nothing else pending),
+    // so that a write can show Kafka is back even where no probe runs (the quarantine's producer).
     if (
-      this.current === undefined &&
       this.unavailableSince !== undefined &&
-      Date.now() - this.unavailableSince > deadlineMs
+      Date.now() - this.unavailableSince > deadlineMs &&
+      (this.current === undefined || (!this.healthy && this.batcher.pendingBytes > 0))
     ) {
       throw new INGEST_ERR_UNAVAILABLE();
     }
@@ -171,13 +179,31 @@ export class RawProducer {
       clearTimeout(timer);
     }
     const refused = outcomes.filter((outcome) => outcome !== undefined);
-    if (refused.length < records.length) {
-      this.healthy = true;
-      this.lastSuccess = Date.now();
+    // A replaced producer's late answer says nothing about the one that writes now.
+    if (this.current === producer) {
+      if (refused.length < records.length) this.wrote();
+      else this.writeFailed();
     }
     if (refused.length > 0) this.logRefused(refused, records.length);
     else this.refusing = false;
     return outcomes;
+  }
+
+  /** A record acknowledged: the producer can write. */
+  private wrote(): void {
+    this.healthy = true;
+    this.unavailableSince = undefined;
+    this.lastSuccess = Date.now();
+    this.replacements = 0;
+  }
+
+  /**
+   * Every record of a send refused by the broker (its partitions under min.insync.replicas, writes not
+   * authorized, records too large): the producer itself is sound, so it is kept, but it cannot write.
+   */
+  private writeFailed(): void {
+    this.healthy = false;
+    this.unavailableSince ??= Date.now();
   }
 
   /** Refused records are answered 503 one by one; the log says so once, then at debug until a batch is stored whole. */
@@ -194,28 +220,43 @@ export class RawProducer {
    * A send that failed as a whole (no answer in time, a fatal error: out-of-order sequence, unknown
    * producer id) replaces the producer: an idempotent producer's sequence state cannot be trusted after
    * it. A record the broker refused does not (send() answers that record alone). A new producer gets a
-   * new producer id.
+   * new producer id; it counts as able to write only once a write (or the probe) succeeds, and
+   * replacements wait longer each time until then, so a cluster that takes connections but no writes
+   * does not see producers created in a tight loop.
    */
   private replace(producer: ProducerPort, error: unknown): void {
     if (this.current !== producer) return;
     this.current = undefined;
     this.healthy = false;
     this.unavailableSince ??= Date.now();
+    this.replacements++;
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     this.log.warn({ reason }, 'producer failed; replacing it');
     this.options.onReplaced?.(reason);
     producer.close().catch((closeError: unknown) => {
       this.log.debug({ err: closeError }, 'closing the failed producer failed');
     });
-    if (!this.closed) void this.reconnect();
+    if (!this.closed) void this.reconnect(this.replacementDelay());
   }
 
-  private async reconnect(): Promise<void> {
+  /** The first replacement after a successful write is at once; each further one waits twice as long, capped. */
+  private replacementDelay(): number {
+    if (this.replacements <= 1) return 0;
+    const initial = this.options.reconnectInitialMs ?? 100;
+    const max = this.options.reconnectMaxMs ?? 2_000;
+    return Math.min(max, initial * 2 ** Math.min(this.replacements - 2, 20));
+  }
+
+  private async reconnect(waitMs = 0): Promise<void> {
     if (this.connecting) return;
     this.connecting = true;
     let delay = this.options.reconnectInitialMs ?? 100;
     const maxDelay = this.options.reconnectMaxMs ?? 2_000;
     try {
+      if (waitMs > 0) {
+        this.log.info({ retryInMs: waitMs }, 'connecting a new producer after a pause');
+        await this.sleep(waitMs);
+      }
       while (!this.closed) {
         try {
           const producer = await this.connectWithin(
@@ -226,8 +267,11 @@ export class RawProducer {
             return;
           }
           this.current = producer;
-          this.healthy = true;
-          this.unavailableSince = undefined;
+          // At start a connected producer is taken as able to write; a replacement must show it.
+          if (this.replacements === 0) {
+            this.healthy = true;
+            this.unavailableSince = undefined;
+          }
           this.log.info('producer connected');
           this.wakeWaiters();
           return;
@@ -244,10 +288,16 @@ export class RawProducer {
 
   /** A connection attempt that hangs must not stop the next one: it is abandoned (and closed if it ever connects). */
   private async connectWithin(timeoutMs: number): Promise<ProducerPort> {
-    const attempt = this.options.connect();
+    let port: ProducerPort | undefined;
+    let failedEarly: Error | undefined;
+    // A producer that breaks by itself (a fatal error) is replaced at once, not at its next send.
+    const attempt = this.options.connect((error) => {
+      if (port) this.replace(port, error);
+      else failedEarly ??= error;
+    });
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
+      port = await Promise.race([
         attempt,
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
@@ -259,6 +309,11 @@ export class RawProducer {
     } finally {
       clearTimeout(timer);
     }
+    if (failedEarly) {
+      await port.close().catch(() => undefined);
+      throw failedEarly;
+    }
+    return port;
   }
 
   private sleep(ms: number): Promise<void> {
@@ -276,11 +331,17 @@ export class RawProducer {
   private async runProbe(): Promise<void> {
     const every = this.options.probeIntervalMs ?? 5_000;
     if (this.closed || !this.current || Date.now() - this.lastSuccess < every) return;
+    const producer = this.current;
     try {
       await this.options.probe!();
+      // The probe reads metadata, not writes; it brings back readiness, but the replacement back-off
+      // resets only with a write.
+      if (this.current !== producer) return;
       this.healthy = true;
+      this.unavailableSince = undefined;
       this.lastSuccess = Date.now();
     } catch (error) {
+      if (this.current !== producer) return;
       if (this.healthy)
         this.log.warn({ reason: (error as Error).message }, 'cluster probe failed; not ready');
       this.healthy = false;

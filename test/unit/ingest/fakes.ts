@@ -24,15 +24,18 @@ export class FakeKafka {
   connectFails = false;
   connects = 0;
   closes = 0;
+  /** Each connected producer's way to report that it broke by itself (a fatal error), latest last. */
+  readonly failed: Array<(error: Error) => void> = [];
   private manual: Array<{
     resolve: (outcomes: RecordOutcomes) => void;
     reject: (e: unknown) => void;
     records: RawRecord[];
   }> = [];
 
-  readonly connect: ConnectProducer = async () => {
+  readonly connect: ConnectProducer = async (failed) => {
     this.connects++;
     if (this.connectFails) throw new Error('connection refused');
+    this.failed.push(failed);
     const port: ProducerPort = {
       send: (records) => this.send(records),
       close: async () => {
