@@ -1,8 +1,8 @@
 // Gathers concurrent items into bounded batches for a sender that takes one batch at a time.
 //
-// Each caller gets a promise for its own item: it resolves only when the batch holding the item was
-// sent successfully, and rejects when that batch failed, when the item's deadline passed first, when
-// the pending bytes are over their cap (at once), or after close().
+// Each caller gets a promise for its own item: it resolves only when the sender reports that item
+// stored, and rejects when the sender reports that item failed (or the whole batch failed), when the
+// item's deadline passed first, when the pending bytes are over their cap (at once), or after close().
 
 export type RejectReason = 'full' | 'deadline' | 'closed';
 
@@ -20,6 +20,9 @@ export interface BatchStats {
   records: number;
   bytes: number;
   durationMs: number;
+  /** Items of the batch not stored (all of them when the send as a whole failed). */
+  failed: number;
+  /** The whole send's failure, else the first failed item's. */
   error?: unknown;
 }
 
@@ -36,8 +39,12 @@ export interface BatcherOptions<T> {
    * their acknowledgements, so one slow answer does not hold every request queued behind it.
    */
   maxInFlight?: number;
-  /** Sends one batch; called again before earlier calls settled only up to maxInFlight. */
-  send: (items: T[]) => Promise<void>;
+  /**
+   * Sends one batch; called again before earlier calls settled only up to maxInFlight. Resolves with
+   * each item's own outcome in order (undefined: stored), or undefined when all were stored; rejects
+   * when the batch as a whole failed.
+   */
+  send: (items: T[]) => Promise<ReadonlyArray<unknown> | undefined>;
   /** Awaited before each batch is taken from the queue: items that expire meanwhile are never sent. */
   ready?: () => Promise<void>;
   onBatch?: (stats: BatchStats) => void;
@@ -242,17 +249,29 @@ export class Batcher<T> {
       this.schedule();
       const started = performance.now();
       let failure: unknown;
+      let outcomes: ReadonlyArray<unknown> | undefined;
       try {
-        await this.options.send(batch.map((e) => e.item as T));
+        outcomes = await this.options.send(batch.map((e) => e.item as T));
       } catch (error) {
         failure = error ?? new Error('send failed');
       }
-      for (const entry of batch) this.settle(entry, failure);
+      // Each item settles with its own outcome: one item refused does not fail the others.
+      let failed = 0;
+      let firstError = failure;
+      batch.forEach((entry, index) => {
+        const error = failure ?? outcomes?.[index];
+        if (error !== undefined) {
+          failed++;
+          firstError ??= error;
+        }
+        this.settle(entry, error);
+      });
       this.options.onBatch?.({
         records: batch.length,
         bytes,
         durationMs: performance.now() - started,
-        ...(failure === undefined ? {} : { error: failure }),
+        failed,
+        ...(firstError === undefined ? {} : { error: firstError }),
       });
     } finally {
       this.inFlight--;

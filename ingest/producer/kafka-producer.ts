@@ -1,16 +1,17 @@
 // The librdkafka side of ingest's producer port: an idempotent producer (acks=all) whose sends resolve
-// on each record's own delivery report, and a metadata probe for readiness.
-import type { Producer } from '@confluentinc/kafka-javascript';
+// with each record's own delivery report, and a metadata probe for readiness.
+import type { Producer, ProducerGlobalConfig, ProducerTopicConfig } from '@confluentinc/kafka-javascript';
 import {
   call,
   connect,
   createProducer,
   disconnect,
+  isFatalError,
   type KafkaError,
   type KafkaSettings,
   toKafkaError,
 } from '../../runtime/kafka/rdkafka.js';
-import { deliverAll, routeDeliveryReports } from '../../runtime/kafka/write-records.js';
+import { deliverEach, routeDeliveryReports } from '../../runtime/kafka/write-records.js';
 import type { ConnectProducer, ProducerPort } from './port.js';
 
 export interface KafkaProducerOptions {
@@ -26,12 +27,14 @@ export interface KafkaProducerOptions {
   connectTimeoutMs?: number;
   /** Names the client in librdkafka's log lines. */
   component?: string;
+  /** Builds the (unconnected) client from the producer's properties; tests pass their own. */
+  createClient?: (properties: ProducerGlobalConfig & ProducerTopicConfig) => Producer;
 }
 
 /**
  * Connects a fresh idempotent producer each time it is called (a new producer id: the replaced one's
  * sequence state is gone with it). `send` produces every record at once; librdkafka gathers them into
- * produce requests and answers each with its delivery report.
+ * produce requests and answers each with its delivery report, which settles that record alone.
  */
 export function kafkaProducerConnector({
   settings,
@@ -40,28 +43,30 @@ export function kafkaProducerConnector({
   maxMessageBytes,
   connectTimeoutMs = 5_000,
   component = 'raw-producer',
+  createClient = (properties) => createProducer(settings, properties, component),
 }: KafkaProducerOptions): ConnectProducer {
-  return async () => {
-    const producer = createProducer(
-      settings,
-      {
-        'enable.idempotence': true,
-        acks: -1,
-        // The batcher in front already gathered concurrent requests: send them on without waiting more.
-        'linger.ms': 1,
-        'message.timeout.ms': deliveryTimeoutMs,
-        'message.max.bytes': maxMessageBytes,
-        // A broker that does not answer shows as a failed delivery within the deadline, not later.
-        'request.timeout.ms': Math.min(30_000, deliveryTimeoutMs),
-        'socket.connection.setup.timeout.ms': connectTimeoutMs,
-      },
-      component,
-    );
+  return async (failed) => {
+    const producer = createClient({
+      'enable.idempotence': true,
+      acks: -1,
+      // The batcher in front already gathered concurrent requests: send them on without waiting more.
+      'linger.ms': 1,
+      'message.timeout.ms': deliveryTimeoutMs,
+      'message.max.bytes': maxMessageBytes,
+      // A broker that does not answer shows as a failed delivery within the deadline, not later.
+      'request.timeout.ms': Math.min(30_000, deliveryTimeoutMs),
+      'socket.connection.setup.timeout.ms': connectTimeoutMs,
+    });
     let fatal: KafkaError | undefined;
+    const fail = (error: unknown) => {
+      if (fatal) return;
+      fatal = toKafkaError(error, 'producer');
+      failed(fatal);
+    };
     producer.on('event.error', (error) => {
       // librdkafka retries what it can by itself; a fatal error (e.g. an out-of-order sequence) ends
-      // this producer, and the next send fails so the owner replaces it.
-      if (error.isFatal) fatal ??= toKafkaError(error, 'producer');
+      // this producer: the owner replaces it at once, and a send meanwhile fails.
+      if (isFatalError(error)) fail(error);
     });
     routeDeliveryReports(producer);
     try {
@@ -73,7 +78,14 @@ export function kafkaProducerConnector({
     // Delivery reports are served from librdkafka's own thread: no JavaScript poll timer adds latency.
     producer.setPollInBackground(true);
     return {
-      send: (records) => (fatal ? Promise.reject(fatal) : deliverAll(producer, topic, records)),
+      send: async (records) => {
+        if (fatal) throw fatal;
+        const outcomes = await deliverEach(producer, topic, records);
+        // A record refused for a fatal error (produce() after one): the producer is done, not the record.
+        const broken = outcomes.find((outcome) => outcome !== undefined && isFatalError(outcome));
+        if (broken) fail(broken);
+        return outcomes;
+      },
       close: async () => {
         await call('flush', (cb) => producer.flush(deliveryTimeoutMs, cb)).catch(() => undefined);
         await disconnect(producer);

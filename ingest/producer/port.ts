@@ -10,15 +10,24 @@ export interface RawRecord {
   timestamp: number;
 }
 
+/** What became of each record of one send, in order: undefined when acknowledged, else why it was not. */
+export type RecordOutcomes = ReadonlyArray<Error | undefined>;
+
 /** One connected idempotent producer. send() is never called again before the previous call settled. */
 export interface ProducerPort {
-  /** Resolves once the broker acknowledged every record with acks=all. */
-  send(records: RawRecord[]): Promise<void>;
+  /**
+   * Resolves once every record has its own delivery report (acks=all), with each one's outcome: a record
+   * the broker refused fails alone. Rejects only when the producer itself failed (a fatal error).
+   */
+  send(records: RawRecord[]): Promise<RecordOutcomes>;
   close(): Promise<void>;
 }
 
-/** Connects a fresh producer (a new producer id: a replaced producer's sequence state is gone with it). */
-export type ConnectProducer = () => Promise<ProducerPort>;
+/**
+ * Connects a fresh producer (a new producer id: a replaced producer's sequence state is gone with it).
+ * `failed` is called when the producer breaks by itself (a fatal error), between sends or during one.
+ */
+export type ConnectProducer = (failed: (error: Error) => void) => Promise<ProducerPort>;
 
 /** What the HTTP side needs: store one record (200 only once it resolves), and whether it can. */
 export interface RawStore {

@@ -7,7 +7,7 @@ import {
   INGEST_ERR_UNAVAILABLE,
 } from '../errors.js';
 import { Batcher, BatchRejected, type BatchStats } from './batcher.js';
-import type { ConnectProducer, ProducerPort, RawRecord } from './port.js';
+import type { ConnectProducer, ProducerPort, RawRecord, RecordOutcomes } from './port.js';
 
 /** Per-record bytes beyond key and value in a Kafka record batch (varints, attributes, deltas). */
 const RECORD_OVERHEAD = 32;
@@ -30,6 +30,7 @@ export interface RawProducerOptions {
   sendTimeoutMs?: number;
   /** A connection attempt still pending after this is abandoned; defaults to twice the deadline. */
   connectTimeoutMs?: number;
+  /** Back-off between connection attempts, and between replacements while no write succeeds. */
   reconnectInitialMs?: number;
   reconnectMaxMs?: number;
   /** Checks the cluster while no sends succeed, so readiness notices an outage without traffic. */
@@ -49,6 +50,10 @@ export class RawProducer {
   /** Since when no producer could write (undefined while one can). */
   private unavailableSince: number | undefined = Date.now();
   private lastSuccess = 0;
+  /** Producers replaced since a write last succeeded: each replacement waits longer for the next. */
+  private replacements = 0;
+  /** Records refused were logged at warn; the next ones at debug until a batch is stored whole. */
+  private refusing = false;
   private connected: Array<() => void> = [];
   private probeTimer: NodeJS.Timeout | undefined;
   private backoffTimer: { timer: NodeJS.Timeout; wake: () => void } | undefined;
@@ -77,7 +82,10 @@ export class RawProducer {
     }
   }
 
-  /** Whether a producer is connected and its last send (or probe) succeeded. */
+  /**
+   * Whether a producer is connected and can write: the first producer once connected; after a failed
+   * write (or a replacement) only once a write or the probe succeeds again.
+   */
   get ready(): boolean {
     return !this.closed && this.current !== undefined && this.healthy;
   }
@@ -90,11 +98,13 @@ export class RawProducer {
   async store(record: RawRecord): Promise<void> {
     if (this.closed) throw new INGEST_ERR_CLOSING();
     const { deadlineMs } = this.options;
-    // Known down for longer than a deadline: waiting out another deadline would only hold the client.
+    // Known unable to write for longer than a deadline: waiting out another deadline would only hold the
+    // client. With a producer connected, one request at a time still goes through (nothing else pending),
+    // so that a write can show Kafka is back even where no probe runs (the quarantine's producer).
     if (
-      this.current === undefined &&
       this.unavailableSince !== undefined &&
-      Date.now() - this.unavailableSince > deadlineMs
+      Date.now() - this.unavailableSince > deadlineMs &&
+      (this.current === undefined || (!this.healthy && this.batcher.pendingBytes > 0))
     ) {
       throw new INGEST_ERR_UNAVAILABLE();
     }
@@ -139,14 +149,16 @@ export class RawProducer {
     for (const resolve of waiters) resolve();
   }
 
-  private async send(records: RawRecord[]): Promise<void> {
+  /** Sends one batch; resolves with each record's own outcome, rejects when the send as a whole failed. */
+  private async send(records: RawRecord[]): Promise<RecordOutcomes> {
     const producer = this.current;
     if (!producer) throw new Error('no producer connected');
     const timeoutMs = this.options.sendTimeoutMs ?? this.options.deadlineMs;
     let timer: NodeJS.Timeout | undefined;
     const sending = producer.send(records);
+    let outcomes: RecordOutcomes;
     try {
-      await Promise.race([
+      outcomes = await Promise.race([
         sending,
         new Promise<never>((_, reject) => {
           timer = setTimeout(
@@ -155,8 +167,9 @@ export class RawProducer {
           );
         }),
       ]);
-      this.healthy = true;
-      this.lastSuccess = Date.now();
+      // Never an answer for a record the producer did not report on.
+      if (outcomes?.length !== records.length)
+        throw new Error(`send reported ${outcomes?.length} outcomes for ${records.length} records`);
     } catch (error) {
       // The abandoned send may still settle later; its outcome no longer matters to anyone.
       sending.catch(() => undefined);
@@ -165,33 +178,85 @@ export class RawProducer {
     } finally {
       clearTimeout(timer);
     }
+    const refused = outcomes.filter((outcome) => outcome !== undefined);
+    // A replaced producer's late answer says nothing about the one that writes now.
+    if (this.current === producer) {
+      if (refused.length < records.length) this.wrote();
+      else this.writeFailed();
+    }
+    if (refused.length > 0) this.logRefused(refused, records.length);
+    else this.refusing = false;
+    return outcomes;
+  }
+
+  /** A record acknowledged: the producer can write. */
+  private wrote(): void {
+    this.healthy = true;
+    this.unavailableSince = undefined;
+    this.lastSuccess = Date.now();
+    this.replacements = 0;
   }
 
   /**
-   * Any failed send replaces the producer: librdkafka has already retried what was retriable, and after a
-   * timeout or a fatal error (out-of-order sequence, unknown producer id) an idempotent producer's
-   * sequence state cannot be trusted. A new producer gets a new producer id.
+   * Every record of a send refused by the broker (its partitions under min.insync.replicas, writes not
+   * authorized, records too large): the producer itself is sound, so it is kept, but it cannot write.
+   */
+  private writeFailed(): void {
+    this.healthy = false;
+    this.unavailableSince ??= Date.now();
+  }
+
+  /** Refused records are answered 503 one by one; the log says so once, then at debug until a batch is stored whole. */
+  private logRefused(refused: ReadonlyArray<Error | undefined>, records: number): void {
+    const first = refused[0];
+    const reason = first instanceof Error ? `${first.name}: ${first.message}` : String(first);
+    const line = { refused: refused.length, records, reason };
+    if (this.refusing) this.log.debug(line, 'records not stored');
+    else this.log.warn(line, 'records not stored; the producer is kept');
+    this.refusing = true;
+  }
+
+  /**
+   * A send that failed as a whole (no answer in time, a fatal error: out-of-order sequence, unknown
+   * producer id) replaces the producer: an idempotent producer's sequence state cannot be trusted after
+   * it. A record the broker refused does not (send() answers that record alone). A new producer gets a
+   * new producer id; it counts as able to write only once a write (or the probe) succeeds, and
+   * replacements wait longer each time until then, so a cluster that takes connections but no writes
+   * does not see producers created in a tight loop.
    */
   private replace(producer: ProducerPort, error: unknown): void {
     if (this.current !== producer) return;
     this.current = undefined;
     this.healthy = false;
     this.unavailableSince ??= Date.now();
+    this.replacements++;
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     this.log.warn({ reason }, 'producer failed; replacing it');
     this.options.onReplaced?.(reason);
     producer.close().catch((closeError: unknown) => {
       this.log.debug({ err: closeError }, 'closing the failed producer failed');
     });
-    if (!this.closed) void this.reconnect();
+    if (!this.closed) void this.reconnect(this.replacementDelay());
   }
 
-  private async reconnect(): Promise<void> {
+  /** The first replacement after a successful write is at once; each further one waits twice as long, capped. */
+  private replacementDelay(): number {
+    if (this.replacements <= 1) return 0;
+    const initial = this.options.reconnectInitialMs ?? 100;
+    const max = this.options.reconnectMaxMs ?? 2_000;
+    return Math.min(max, initial * 2 ** Math.min(this.replacements - 2, 20));
+  }
+
+  private async reconnect(waitMs = 0): Promise<void> {
     if (this.connecting) return;
     this.connecting = true;
     let delay = this.options.reconnectInitialMs ?? 100;
     const maxDelay = this.options.reconnectMaxMs ?? 2_000;
     try {
+      if (waitMs > 0) {
+        this.log.info({ retryInMs: waitMs }, 'connecting a new producer after a pause');
+        await this.sleep(waitMs);
+      }
       while (!this.closed) {
         try {
           const producer = await this.connectWithin(
@@ -202,8 +267,11 @@ export class RawProducer {
             return;
           }
           this.current = producer;
-          this.healthy = true;
-          this.unavailableSince = undefined;
+          // At start a connected producer is taken as able to write; a replacement must show it.
+          if (this.replacements === 0) {
+            this.healthy = true;
+            this.unavailableSince = undefined;
+          }
           this.log.info('producer connected');
           this.wakeWaiters();
           return;
@@ -220,10 +288,16 @@ export class RawProducer {
 
   /** A connection attempt that hangs must not stop the next one: it is abandoned (and closed if it ever connects). */
   private async connectWithin(timeoutMs: number): Promise<ProducerPort> {
-    const attempt = this.options.connect();
+    let port: ProducerPort | undefined;
+    let failedEarly: Error | undefined;
+    // A producer that breaks by itself (a fatal error) is replaced at once, not at its next send.
+    const attempt = this.options.connect((error) => {
+      if (port) this.replace(port, error);
+      else failedEarly ??= error;
+    });
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
+      port = await Promise.race([
         attempt,
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
@@ -235,6 +309,11 @@ export class RawProducer {
     } finally {
       clearTimeout(timer);
     }
+    if (failedEarly) {
+      await port.close().catch(() => undefined);
+      throw failedEarly;
+    }
+    return port;
   }
 
   private sleep(ms: number): Promise<void> {
@@ -252,11 +331,17 @@ export class RawProducer {
   private async runProbe(): Promise<void> {
     const every = this.options.probeIntervalMs ?? 5_000;
     if (this.closed || !this.current || Date.now() - this.lastSuccess < every) return;
+    const producer = this.current;
     try {
       await this.options.probe!();
+      // The probe reads metadata, not writes; it brings back readiness, but the replacement back-off
+      // resets only with a write.
+      if (this.current !== producer) return;
       this.healthy = true;
+      this.unavailableSince = undefined;
       this.lastSuccess = Date.now();
     } catch (error) {
+      if (this.current !== producer) return;
       if (this.healthy)
         this.log.warn({ reason: (error as Error).message }, 'cluster probe failed; not ready');
       this.healthy = false;

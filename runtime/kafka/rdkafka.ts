@@ -88,6 +88,28 @@ export function isFenced(error: unknown): boolean {
   );
 }
 
+/**
+ * A fatal error: the client can do nothing more and must be replaced. The flag and the code when the
+ * binding gives them (produce() after a fatal error throws ERR__FATAL); but the binding emits
+ * `event.error` as err2str's text alone (src/callbacks.cc: Nan::Error(err2str(err))), which its
+ * LibrdKafkaError turns into code -1 and the message "fatal error" (librdkafka's "Local: Fatal
+ * error"), and it has no fatal-error query: so that text is recognised too.
+ */
+export function isFatalError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as {
+    isFatal?: unknown;
+    fatal?: unknown;
+    code?: unknown;
+    message?: unknown;
+    cause?: unknown;
+  };
+  if (e.isFatal === true || e.fatal === true || e.code === ERRORS.ERR__FATAL) return true;
+  if (typeof e.message === 'string' && /^(local: )?fatal error$/i.test(e.message)) return true;
+  // A KafkaError keeps the binding's error as its cause (its own message has a context prefixed).
+  return error instanceof KafkaError && isFatalError(e.cause);
+}
+
 /** librdkafka's syslog severities (0 emergency … 7 debug) as pino methods. */
 export function pinoLevelForSeverity(severity: number): 'error' | 'warn' | 'info' | 'debug' {
   if (severity <= 3) return 'error';

@@ -36,18 +36,53 @@ export function routeDeliveryReports(producer: Producer): void {
  * Produces the records on a connected producer set up with routeDeliveryReports; resolves once each
  * has its delivery report, rejects with the first failure.
  */
-export function deliverAll(producer: Producer, topic: string, records: readonly OutRecord[]): Promise<void> {
-  return new Promise((resolve, reject) => {
+export async function deliverAll(
+  producer: Producer,
+  topic: string,
+  records: readonly OutRecord[],
+): Promise<void> {
+  let failure: KafkaError | undefined;
+  await produceEach(producer, topic, records, (_, error) => {
+    failure ??= error;
+  });
+  if (failure) throw failure;
+}
+
+/**
+ * Produces the records like deliverAll, but never rejects: resolves once each has its delivery report,
+ * with each record's own outcome in order (undefined: acknowledged), so one record refused (its partition
+ * under min.insync.replicas, a record too large) does not fail the others.
+ */
+export async function deliverEach(
+  producer: Producer,
+  topic: string,
+  records: readonly OutRecord[],
+): Promise<Array<KafkaError | undefined>> {
+  const outcomes = new Array<KafkaError | undefined>(records.length).fill(undefined);
+  await produceEach(producer, topic, records, (index, error) => {
+    outcomes[index] = error;
+  });
+  return outcomes;
+}
+
+/** Produces each record with a callback of its own; resolves once every record has had its report. */
+function produceEach(
+  producer: Producer,
+  topic: string,
+  records: readonly OutRecord[],
+  reported: (index: number, error: KafkaError | undefined) => void,
+): Promise<void> {
+  return new Promise((resolve) => {
     let waiting = records.length;
-    let failure: KafkaError | undefined;
-    const delivered: Delivered = (error) => {
-      failure ??= error;
-      if (--waiting > 0) return;
-      if (failure) reject(failure);
-      else resolve();
-    };
     if (waiting === 0) resolve();
-    for (const r of records) {
+    records.forEach((r, index) => {
+      let done = false;
+      const delivered: Delivered = (error) => {
+        if (done) return;
+        done = true;
+        reported(index, error);
+        if (--waiting === 0) resolve();
+      };
       try {
         producer.produce(
           topic,
@@ -59,10 +94,10 @@ export function deliverAll(producer: Producer, topic: string, records: readonly 
           r.headers ? Object.entries(r.headers).map(([name, value]) => ({ [name]: value })) : undefined,
         );
       } catch (error) {
-        // Refused before queueing (local queue full, record too large): it gets no report.
+        // Refused before queueing (local queue full, record too large, a fatal error raised): it gets no report.
         delivered(toKafkaError(error, 'produce'));
       }
-    }
+    });
   });
 }
 

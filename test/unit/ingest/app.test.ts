@@ -27,7 +27,14 @@ interface Harness {
 const open: Harness[] = [];
 
 async function harness(
-  options: { deadlineMs?: number; maxPendingBytes?: number; bodyLimit?: number; lingerMs?: number } = {},
+  options: {
+    deadlineMs?: number;
+    maxPendingBytes?: number;
+    bodyLimit?: number;
+    lingerMs?: number;
+    /** The readiness probe (production reads the raw topic's metadata), every 20 ms. */
+    probe?: () => Promise<void>;
+  } = {},
 ): Promise<Harness> {
   const { logger, text } = capturingLogger();
   const kafka = new FakeKafka();
@@ -43,6 +50,7 @@ async function harness(
     deadlineMs: options.deadlineMs ?? 2_000,
     reconnectInitialMs: 5,
     reconnectMaxMs: 20,
+    ...(options.probe ? { probe: options.probe, probeIntervalMs: 20 } : {}),
     onBatch: (stats) => metrics.observeBatch(stats),
   });
   producer.start();
@@ -295,10 +303,34 @@ describe('ingest app', () => {
     const failed = await post(h);
     expect(failed.statusCode).toBe(503);
     expect(failed.headers['retry-after']).toBe('5');
-    await until(() => h.kafka.connects === 2 && h.producer.ready);
+    await until(() => h.kafka.connects === 2);
     expect(h.kafka.closes).toBe(1);
     h.kafka.behaviour = 'ack';
     expect((await post(h)).statusCode).toBe(200);
+    expect(h.producer.ready).toBe(true);
+  });
+
+  it("answers each request from its own record's delivery report: 200 if stored, 503 if its record was refused", async () => {
+    const h = await harness({ lingerMs: 30 });
+    h.kafka.refuse = (r) =>
+      r.key === 'wh_on_p7' ? new Error('Broker: Not enough in-sync replicas') : undefined;
+    const bodyOf = (id: string) => BODY.replace('wh_42', id);
+    const [stored, refused, alsoStored] = await Promise.all(
+      ['wh_1', 'wh_on_p7', 'wh_2'].map((id) => post(h, bodyOf(id))),
+    );
+    expect(h.kafka.sends).toHaveLength(1);
+    expect(stored!.statusCode).toBe(200);
+    expect(alsoStored!.statusCode).toBe(200);
+    expect(refused!.statusCode).toBe(503);
+    expect(refused!.headers['retry-after']).toBe('5');
+    expect(h.kafka.acked.map((r) => r.key)).toEqual(['wh_1', 'wh_2']);
+    // The producer is kept: a record refused is not the producer failing.
+    expect(h.kafka.connects).toBe(1);
+    expect(h.producer.ready).toBe(true);
+    const text = (await h.ops.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toContain('hookledger_ingest_requests_total{source="energy",status="200"} 2');
+    expect(text).toContain('hookledger_ingest_requests_total{source="energy",status="503"} 1');
+    expect(text).toContain('hookledger_ingest_produce_duration_seconds_count{outcome="error"} 1');
   });
 
   it('answers 503 at the deadline when Kafka does not answer, never hanging', async () => {
@@ -326,7 +358,14 @@ describe('ingest app', () => {
   });
 
   it('is unready while no producer can write, and recovers by itself', async () => {
-    const h = await harness();
+    let kafka: FakeKafka | undefined;
+    // As the metadata probe: it answers while the cluster takes connections.
+    const h = await harness({
+      probe: async () => {
+        if (kafka?.connectFails) throw new Error('no metadata');
+      },
+    });
+    kafka = h.kafka;
     expect((await h.ops.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     h.kafka.behaviour = 'fail';
     h.kafka.connectFails = true;

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, type BatcherOptions, BatchRejected } from '../../../ingest/producer/batcher.js';
+import {
+  Batcher,
+  type BatcherOptions,
+  BatchRejected,
+  type BatchStats,
+} from '../../../ingest/producer/batcher.js';
 
 function deferred() {
   let resolve!: () => void;
@@ -29,6 +34,8 @@ function recorder(options: Partial<BatcherOptions<number>> = {}) {
       gates.push(gate);
       try {
         await gate.promise;
+        // Every item stored.
+        return undefined;
       } finally {
         inFlight--;
       }
@@ -176,6 +183,23 @@ describe('batcher', () => {
     await until(() => batches.length === 1);
     gates[0]!.reject(new Error('broker gone'));
     for (const answer of answers) await expect(answer).rejects.toThrow('broker gone');
+  });
+
+  it('settles each item from its own outcome: one item refused fails alone, the others resolve', async () => {
+    const stats: BatchStats[] = [];
+    const refused = new Error('Broker: Not enough in-sync replicas');
+    const batcher = new Batcher<number>({
+      lingerMs: 2,
+      maxBatchRecords: 100,
+      maxBatchBytes: 1_000_000,
+      maxPendingBytes: 10_000_000,
+      send: async (items) => items.map((n) => (n === 3 ? refused : undefined)),
+      onBatch: (s) => stats.push(s),
+    });
+    const answers = await Promise.allSettled([1, 2, 3, 4].map((n) => batcher.add(n, 10)));
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((answers[2] as PromiseRejectedResult).reason).toBe(refused);
+    expect(stats).toEqual([expect.objectContaining({ records: 4, failed: 1, error: refused })]);
   });
 
   it('rejects at once when the pending bytes pass the cap, and accepts again once they drain', async () => {

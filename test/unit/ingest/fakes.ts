@@ -3,7 +3,12 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { EnvelopeEncoder } from '../../../ingest/producer/encoder.js';
-import type { ConnectProducer, ProducerPort, RawRecord } from '../../../ingest/producer/port.js';
+import type {
+  ConnectProducer,
+  ProducerPort,
+  RawRecord,
+  RecordOutcomes,
+} from '../../../ingest/producer/port.js';
 import type { Logger } from '../../../runtime/log.js';
 import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
 
@@ -14,14 +19,23 @@ export class FakeKafka {
   readonly acked: RawRecord[] = [];
   readonly sends: RawRecord[][] = [];
   behaviour: SendBehaviour = 'ack';
+  /** The broker's refusal of one record (its partition under min.insync.replicas, too large), else undefined. */
+  refuse: (record: RawRecord) => Error | undefined = () => undefined;
   connectFails = false;
   connects = 0;
   closes = 0;
-  private manual: Array<{ resolve: () => void; reject: (e: unknown) => void; records: RawRecord[] }> = [];
+  /** Each connected producer's way to report that it broke by itself (a fatal error), latest last. */
+  readonly failed: Array<(error: Error) => void> = [];
+  private manual: Array<{
+    resolve: (outcomes: RecordOutcomes) => void;
+    reject: (e: unknown) => void;
+    records: RawRecord[];
+  }> = [];
 
-  readonly connect: ConnectProducer = async () => {
+  readonly connect: ConnectProducer = async (failed) => {
     this.connects++;
     if (this.connectFails) throw new Error('connection refused');
+    this.failed.push(failed);
     const port: ProducerPort = {
       send: (records) => this.send(records),
       close: async () => {
@@ -36,19 +50,25 @@ export class FakeKafka {
     const waiting = this.manual;
     this.manual = [];
     for (const send of waiting) {
-      if (error === undefined) {
-        this.acked.push(...send.records);
-        send.resolve();
-      } else send.reject(error);
+      if (error === undefined) send.resolve(this.deliver(send.records));
+      else send.reject(error);
     }
   }
 
-  private send(records: RawRecord[]): Promise<void> {
+  /** Each record's delivery report: acknowledged unless refused. */
+  private deliver(records: RawRecord[]): RecordOutcomes {
+    return records.map((record) => {
+      const refusal = this.refuse(record);
+      if (refusal === undefined) this.acked.push(record);
+      return refusal;
+    });
+  }
+
+  private send(records: RawRecord[]): Promise<RecordOutcomes> {
     this.sends.push(records);
     switch (this.behaviour) {
       case 'ack':
-        this.acked.push(...records);
-        return Promise.resolve();
+        return Promise.resolve(this.deliver(records));
       case 'fail':
         return Promise.reject(new Error('KafkaJSNumberOfRetriesExceeded'));
       case 'hang':

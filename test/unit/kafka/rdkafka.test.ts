@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   ERRORS,
+  isFatalError,
   isFenced,
   KafkaError,
   pinoLevelForSeverity,
@@ -30,6 +31,19 @@ describe('librdkafka errors', () => {
     expect(isFenced({ code: ERRORS.ERR_FENCED_INSTANCE_ID })).toBe(true);
     expect(isFenced({ code: ERRORS.ERR__TRANSPORT })).toBe(false);
     expect(isFenced(undefined)).toBe(false);
+  });
+});
+
+describe('fatal errors', () => {
+  it('are told by their flag, their code, or the text the binding emits them with', () => {
+    expect(isFatalError({ message: 'x', isFatal: true })).toBe(true);
+    expect(isFatalError({ message: 'x', code: ERRORS.ERR__FATAL })).toBe(true);
+    // lib/client.js: LibrdKafkaError.create(new Error('Local: Fatal error')), code -1 and no flag.
+    expect(isFatalError({ message: 'fatal error', code: -1, origin: 'local' })).toBe(true);
+    expect(isFatalError(toKafkaError({ message: 'fatal error', code: -1 }, 'producer'))).toBe(true);
+    expect(isFatalError({ message: 'all broker connections are down', code: -1 })).toBe(false);
+    expect(isFatalError({ message: 'Broker: Not enough in-sync replicas', code: 19 })).toBe(false);
+    expect(isFatalError(undefined)).toBe(false);
   });
 });
 
