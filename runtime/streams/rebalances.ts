@@ -10,7 +10,7 @@ import type { StateDirs } from './state-dirs.js';
 import type { TopicPartition } from './stream-clients.js';
 import { StreamTask } from './stream-task.js';
 import type { PartitionPort } from './task-state.js';
-import type { Topology } from './topology.js';
+import type { SourceNode, Topology } from './topology.js';
 import type { TransactionCycle } from './transaction-cycle.js';
 
 type RebalanceEvent =
@@ -126,19 +126,40 @@ export class Rebalances<V> {
       const old = tasks.get(key);
       if (old !== undefined) this.options.restorer.closeTask(old);
       // A new task pauses its partition at once; it is resumed when its state is restored.
-      tasks.set(
-        key,
-        new StreamTask<V>({
-          topology: this.options.topology,
-          source,
-          partition,
-          port: this.#port,
-          logger: log,
-          stateDirs: this.options.stateDirs,
-        }),
-      );
+      tasks.set(key, this.#makeTask(source, partition));
     }
     log.info({ partitions: partitions.map(nameOf) }, 'partitions assigned');
+  }
+
+  /**
+   * A task for an assigned partition. One that cannot be made (its state directory locked, unreadable,
+   * on a full or read-only volume) stops the stage with one line: retried as a processing failure, the
+   * assignment already handled, its partitions would have no task and be ignored until the next rebalance.
+   */
+  #makeTask(source: SourceNode<V>, partition: number): StreamTask<V> {
+    try {
+      return new StreamTask<V>({
+        topology: this.options.topology,
+        source,
+        partition,
+        port: this.#port,
+        logger: this.context.log,
+        stateDirs: this.options.stateDirs,
+      });
+    } catch (error) {
+      const name = nameOf({ topic: source.topic, partition });
+      const message = error instanceof Error ? error.message : String(error);
+      const { stateDirs } = this.options;
+      // The directory's own failures name it and say what to do; anything else (LMDB refusing the wipe
+      // or a store's database: MDB_CORRUPTED, a full disk) is said here.
+      const what =
+        error instanceof StateStoreFailedError
+          ? message
+          : stateDirs === undefined
+            ? message
+            : `state directory ${stateDirs.path(source.topic, partition)} failed (${message}): remove it (its state is restored from the changelogs) or repair its volume`;
+      throw new StateStoreFailedError(`the task of ${name} could not be made: ${what}`, { cause: error });
+    }
   }
 
   async #revoke(partitions: TopicPartition[], lost: boolean): Promise<void> {

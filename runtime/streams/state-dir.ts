@@ -64,22 +64,32 @@ function lock(dir: string): void {
   const file = join(dir, LOCK_FILE);
   if (heldHere.has(file))
     throw new StateDirLockedError(`state directory ${dir} is already open in this process`);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(file, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      heldHere.add(file);
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
-      if (Number.isInteger(pid) && isAlive(pid))
-        throw new StateDirLockedError(
-          `state directory ${dir} is locked by process ${pid}: two processes may not share a state directory (give each instance its own PROCESSOR_STATE_DIR)`,
-        );
-      rmSync(file, { force: true }); // a dead process's lock
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = openSync(file, 'wx');
+        writeSync(fd, String(process.pid));
+        closeSync(fd);
+        heldHere.add(file);
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
+        if (Number.isInteger(pid) && isAlive(pid))
+          throw new StateDirLockedError(
+            `state directory ${dir} is locked by process ${pid}: two processes may not share a state directory (give each instance its own PROCESSOR_STATE_DIR)`,
+          );
+        rmSync(file, { force: true }); // a dead process's lock
+      }
     }
+  } catch (error) {
+    if (error instanceof StateStoreFailedError) throw error;
+    // A lock file that cannot be written or read (a read-only or full volume, permissions, no file
+    // descriptors left) will not heal by retrying: the stage stops with one line.
+    throw new StateStoreFailedError(
+      `state directory ${dir}: its lock file cannot be taken (${(error as Error).message}): check that the directory is writable and its volume has room`,
+      { cause: error },
+    );
   }
   throw new StateDirLockedError(`state directory ${dir}: could not take its lock`);
 }
@@ -156,6 +166,31 @@ export class TaskStateDir {
         },
       );
     }
+    try {
+      this.#readState(fresh);
+    } catch (error) {
+      // Nothing of a directory that cannot be used stays held: its environment is closed (at once: no
+      // write was queued) and its lock released, so a later start is not refused by our own lock.
+      this.#closed = true;
+      try {
+        void this.#env.close().catch(() => undefined);
+      } catch {
+        // closing is best-effort here: the read's or write's error is the one to report
+      }
+      try {
+        unlock(this.path);
+      } catch {
+        // as above
+      }
+      throw new StateStoreFailedError(
+        `state directory ${this.path} cannot be read or written (${(error as Error).message}): remove it (its state is restored from the changelogs) or repair its volume`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** Reads the checkpoint and the boot it was written under, and decides whether the state can be trusted. */
+  #readState(fresh: boolean): void {
     const boot = bootId();
     const stored = this.#env.getBinary(CHECKPOINT_KEY);
     this.#checkpoint = parseCheckpoint(stored);

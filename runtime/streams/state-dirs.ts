@@ -1,6 +1,6 @@
 // The state directories of one stream app instance: one per task, opened on first assignment and kept
 // open (a partition given back later restores only its tail) until the app closes.
-import { TaskStateDir } from './state-dir.js';
+import { TaskStateDir, taskStateDirPath } from './state-dir.js';
 
 export class StateDirs {
   readonly #open = new Map<string, TaskStateDir>();
@@ -10,6 +10,12 @@ export class StateDirs {
     readonly appId: string,
     readonly instanceId: string,
   ) {}
+
+  /** Where the task's directory is (opened or not). */
+  path(topic: string, partition: number): string {
+    const { root, appId, instanceId } = this;
+    return taskStateDirPath({ root, appId, instanceId, topic, partition });
+  }
 
   /** The task's directory, opened (and locked) on first use. */
   acquire(topic: string, partition: number): TaskStateDir {

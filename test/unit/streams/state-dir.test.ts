@@ -1,11 +1,19 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { open } from 'lmdb';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { StateStoreFailedError } from '../../../runtime/streams/errors.js';
 import { StateDirLockedError, TaskStateDir } from '../../../runtime/streams/state-dir.js';
 import { useTempStateDirs } from '../../helpers/temp-state-dir.js';
 
 const dirs = useTempStateDirs();
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** The lmdb binding as state-dir.ts loads it (CommonJS), whose `open` a test may wrap. */
+const lmdbAsLoaded = createRequire(import.meta.url)('lmdb') as typeof import('lmdb');
 const checkpoint = { offsets: { changelog: '42' }, streamTime: 1_000 };
 
 /** Writes a key of the directory's main database behind its back (as a crash or another boot left it). */
@@ -86,5 +94,37 @@ describe("a task's state directory", () => {
     expect(dir.database('a').getBinary(Buffer.from('k'))).toBeUndefined();
     expect(dir.database('b').getBinary(Buffer.from('k'))).toBeUndefined();
     expect(dir.sizeOnDisk()).toBeGreaterThan(0);
+  });
+
+  it('stops with one line naming the directory when its lock file cannot be read', () => {
+    const root = dirs.root();
+    const path = join(root, 'app', 'i1', 'webhooks.raw-0');
+    mkdirSync(join(path, 'LOCK'), { recursive: true }); // reading it fails with EISDIR
+    const opening = () => dirs.open(0, root);
+    expect(opening).toThrow(StateStoreFailedError);
+    expect(opening).toThrow(`state directory ${path}: its lock file cannot be taken (EISDIR`);
+  });
+
+  it('closes its environment and releases its lock when its state cannot be read or written', async () => {
+    const root = dirs.root();
+    const realOpen = lmdbAsLoaded.open;
+    const opened: { status?: string }[] = [];
+    vi.spyOn(lmdbAsLoaded, 'open').mockImplementationOnce(((...args: Parameters<typeof open>) => {
+      const env = realOpen(...args);
+      env.putSync = () => {
+        throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
+      };
+      opened.push(env as { status?: string });
+      return env;
+    }) as typeof open);
+    const path = join(root, 'app', 'i1', 'webhooks.raw-0');
+    expect(() => dirs.open(0, root)).toThrow(
+      new StateStoreFailedError(
+        `state directory ${path} cannot be read or written (MDB_MAP_FULL: Environment mapsize limit reached): remove it (its state is restored from the changelogs) or repair its volume`,
+      ),
+    );
+    expect(opened[0]?.status).toBe('closed');
+    expect(existsSync(join(path, 'LOCK'))).toBe(false);
+    expect(dirs.open(0, root).takeDistrust()).toMatch(/no checkpoint/); // opened again, by this process
   });
 });
