@@ -74,12 +74,26 @@ export class LmdbIdSet implements IdStore {
     this.#bySecond = dir.database(`${name}.by-second`);
   }
 
-  /** Exact, but while a write is in flight an upper bound: an id both in memory and on disk counts twice. */
+  /**
+   * Ids held, exactly: those on disk, plus those waiting or being written that are not on disk yet (an id
+   * in memory and on disk counts once). Counted without writing: a /metrics scrape asks (StreamApp.tasks),
+   * on the router's thread, and a write refused there, outside any checkpoint, would fail the scrape.
+   */
   get size(): number {
-    const onDisk = () => (this.#ids.getStats() as { entryCount: number }).entryCount;
-    if (this.dir.writing) return onDisk() + this.#waiting.size + (this.#writing?.size ?? 0);
-    this.flush();
-    return onDisk();
+    let size = (this.#ids.getStats() as { entryCount: number }).entryCount;
+    const key = Buffer.allocUnsafe(16);
+    const writing = this.#writing;
+    this.#waiting.forEachHashed(key, () => {
+      if (this.#ids.getBinaryFast(key) === undefined) size++;
+    });
+    writing?.forEachHashed(key, () => {
+      if (
+        this.#waiting.getHashed(key.toString('latin1')) === undefined &&
+        this.#ids.getBinaryFast(key) === undefined
+      )
+        size++;
+    });
+    return size;
   }
 
   has(id: string): boolean {
