@@ -202,7 +202,13 @@ export class TaskStateDir {
       this.#distrust = 'the machine restarted since it was written (unsynced writes may be lost)';
     else this.#distrust = undefined;
     if (this.#distrust !== undefined) this.#checkpoint = undefined;
-    if (storedBoot !== boot) this.#env.putSync(BOOT_KEY, Buffer.from(boot));
+    if (storedBoot === boot) return;
+    // The distrusted checkpoint goes with the old boot id, in one transaction: kept in memory only, a
+    // wipe that fails or a process that dies first would leave the next start trusting it under this boot.
+    this.#env.transactionSync(() => {
+      if (this.#distrust !== undefined && stored !== undefined) this.#env.removeSync(CHECKPOINT_KEY);
+      this.#env.putSync(BOOT_KEY, Buffer.from(boot));
+    });
   }
 
   /** Why the state on disk cannot be trusted, once (the first task over it wipes it). */

@@ -84,6 +84,21 @@ describe("a task's state directory", () => {
     expect(rebooted.takeDistrust()).toBeUndefined();
   });
 
+  it('keeps distrusting a checkpoint of another boot when it is reopened before the wipe', async () => {
+    const root = dirs.root();
+    const dir = dirs.open(0, root);
+    dir.writeCheckpoint(checkpoint);
+    await dir.close();
+    await tamper(dir, 'boot', Buffer.from('a boot before the machine crashed'));
+    const rebooted = dirs.open(0, root);
+    expect(rebooted.takeDistrust()).toMatch(/machine restarted/);
+    // The process dies (or the wipe is refused) before the wipe.
+    await rebooted.close();
+    const next = dirs.open(0, root);
+    expect(next.checkpoint).toBeUndefined();
+    expect(next.takeDistrust()).toMatch(/no checkpoint/);
+  });
+
   it('wipes every store and its checkpoint', () => {
     const dir = dirs.open();
     dir.database('a').putSync(Buffer.from('k'), Buffer.from('v'));
