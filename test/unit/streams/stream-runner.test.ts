@@ -4,7 +4,9 @@ import { ERRORS, type KafkaError } from '../../../runtime/kafka/rdkafka.js';
 import { createStreamMetrics } from '../../../runtime/streams/metrics.js';
 import type { InputRecord, Processor, ProcessorContext } from '../../../runtime/streams/processor.js';
 import { isFencedConsumer, needsNewClients } from '../../../runtime/streams/rejoining-app.js';
+import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/store.js';
 import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
+import type { Topology } from '../../../runtime/streams/topology.js';
 import { deferred, FakeKafka } from './fake-stream-clients.js';
 import { apps, closeApps, invalidTxnState, p0, p1, rd, start, topology, until } from './runner-fixtures.js';
 
@@ -88,6 +90,40 @@ describe('the stream runner with a fake Kafka client', () => {
     expect(app.tasks()[0]!.restoreError).toBeUndefined();
     expect(app.readiness()).toEqual({ ready: true, reasons: [] });
     expect(app.isReady()).toBe(true);
+  });
+
+  it('counts the stores only when their sizes are read: readiness and the other task figures do not', async () => {
+    let counted = 0;
+    class CountedBacking extends MapBacking<number> {
+      override get size(): number {
+        counted++;
+        return super.size;
+      }
+    }
+    const counting: Topology<number> = {
+      ...topology,
+      stores: [
+        {
+          ...topology.stores[0]!,
+          create: () =>
+            new ChangelogKeyValueStore<number>('last', new CountedBacking(), {
+              encode: (v) => Buffer.from(String(v)),
+              decode: (b) => Number(b.toString()),
+            }),
+        },
+      ],
+    };
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3]);
+    const app = await start(kafka, { topology: counting });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.values('out').length === 3, 'the records routed');
+    counted = 0;
+    expect(app.readiness().ready).toBe(true);
+    expect(app.tasks().map((t) => t.status)).toEqual(['running']);
+    expect(counted).toBe(0);
+    expect(app.tasks()[0]!.stores).toEqual({ last: 3 });
+    expect(counted).toBe(1);
   });
 
   it('polls no longer than until the open transaction is due, so a lone record is committed on time', async () => {
