@@ -30,6 +30,15 @@ export function redriveId(id: string, run: string): string {
   return `${id}\u0000redrive\u0000${run}`;
 }
 
+/**
+ * The key under which the store remembers that a redrive wrote an id to webhooks.unique. A letter of the
+ * stream kit's stage says unique was never written; after the first redrive of it that is no longer true,
+ * and a later redrive (which sends the id's first letter again, with the kit's stage) must not write it twice.
+ */
+export function uniqueWrittenId(id: string): string {
+  return `${id}\u0000unique`;
+}
+
 /** Stream time between two expiry runs: often enough to bound memory, rarely enough to cost nothing. */
 export const EXPIRY_INTERVAL_MS = 60_000;
 
@@ -97,11 +106,23 @@ export class DedupeProcessor implements Processor<RawInput> {
     // webhooks.unique holds the first delivery of every id once. A redriven letter of route() was written
     // there when it was dead-lettered, even when its id has been forgotten since (`--include-expired`); a
     // letter of the stream kit never was. A redrive without the stage (an older redrive) is taken as route()'s.
+    // A kit's letter redriven before: that earlier redrive wrote unique (and remembered it).
     const stage = run === undefined ? undefined : record.headers[REDRIVE_STAGE_HEADER];
-    const uniqueWritten = stage === undefined ? redrive : stage !== KIT_STAGE;
+    const uniqueWritten =
+      stage === undefined
+        ? redrive
+        : stage !== KIT_STAGE || this.#store.recent(uniqueWrittenId(id), context.streamTime) !== undefined;
     const now = Date.now();
     for (const output of decision.outputs) {
-      if (uniqueWritten && output.topic === 'webhooks.unique') continue;
+      if (output.topic === 'webhooks.unique') {
+        if (uniqueWritten) continue;
+        if (run !== undefined)
+          this.#store.put(
+            uniqueWrittenId(id),
+            { kind: decision.kind, seenAt: record.timestamp },
+            record.timestamp,
+          );
+      }
       context.forward(output.topic, output.key, output.value);
       // How far behind the router runs: a redriven record was received days ago, which says nothing of that.
       if (run === undefined && output.topic.startsWith('entity.'))

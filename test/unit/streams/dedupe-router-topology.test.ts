@@ -115,6 +115,38 @@ describe('the dedupe-router topology', () => {
     expect(forgotten.sink('webhooks.unique')).toEqual([]);
   });
 
+  it("writes a kit's letter to webhooks.unique once however often it is redriven", () => {
+    const bad = envelopeFor('{"webhook":{"id":"wh_kit"}}');
+    // The stream kit dead-lettered its first delivery (processor-error): the decision only, nothing in unique.
+    const kitDeadLettered = new Map([
+      [
+        `${CHANGELOG}/0`,
+        [
+          {
+            key: `${bad.source}/wh_kit`,
+            value: encodeDedupeDecision({ kind: 'dead-lettered', seenAt: T0 }),
+            timestamp: T0,
+          },
+        ],
+      ],
+    ]);
+    const driver = new TopologyTestDriver(topology(), kitDeadLettered);
+    // Every redrive sends the id's first letter, the kit's; the body is still bad, so route() dead-letters it.
+    for (const [at, run] of [
+      [1, 'fix-1'],
+      [2, 'fix-2'],
+      [3, 'fix-3'],
+    ] as const)
+      driver.pipe(RAW, 0, {
+        key: 'wh_kit',
+        value: ok(bad),
+        timestamp: T0 + at,
+        headers: { [REDRIVE_HEADER]: run, [REDRIVE_STAGE_HEADER]: 'dedupe-router.process' },
+      });
+    expect(driver.sink('webhooks.dlq')).toHaveLength(3);
+    expect(driver.sink('webhooks.unique').map((u) => u.key)).toEqual(['wh_kit']);
+  });
+
   it('dead-letters a record the router threw on, and keeps an earlier routed decision of its id', () => {
     const { deadLetter } = topology();
     const store = new DedupeStore(WINDOW);
