@@ -39,7 +39,7 @@ const OVERVIEW = `usage: hookledger config <check|print> [options]
 
 The configuration comes from the environment, over an optional YAML file of the same names
 (\`hookledger --config hookledger.yaml …\`, or HOOKLEDGER_CONFIG_FILE). Every duration variable takes
-250ms, 10s, 5m, 72h, 7d, or a bare number of milliseconds. Variables: README "Configuration".`;
+250ms, 10s, 5m, 72h, 7d, or a bare number of milliseconds. Variables: docs/configuration.md.`;
 
 export interface ConfigIo {
   stdout: { write(text: string): unknown };

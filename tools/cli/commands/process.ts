@@ -19,7 +19,7 @@ import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
 const HELP = `usage: hookledger process [options]
 
 Runs the processors: dedupe-router (webhooks.raw → webhooks.unique, entity.*, webhooks.failures,
-webhooks.dlq; exactly-once) and tables (entity.* → entity.<name>.latest; at-least-once, idempotent).
+webhooks.dlq; exactly-once) and tables (entity.* → entity.<name>.latest; exactly-once, idempotent).
 Serves /healthz, /readyz (every assigned partition restored) and /metrics on PROCESSOR_HOST:PROCESSOR_PORT
 (among them how often the platform retries and how late it delivers: docs/operating.md).
 Logs JSON lines on stdout. A port in use, Kafka or the registry out of reach stops the start with one
@@ -35,9 +35,13 @@ options:
 environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, TOPIC_PREFIX, DEDUPE_WINDOW, WEBHOOK_DATE_ZONE (the zone
 a webhook.date without one is read in: UTC or an offset such as +01:00; unset, it is dead-lettered),
 WEBHOOK_MAX_AGE / WEBHOOK_MAX_AHEAD (73h / 5m: a delivery received longer after its webhook.date, or dated
-further ahead, is dead-lettered too-old / from-the-future; redrive lets it through), PROCESSOR_HOST, PROCESSOR_PORT, PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS,
+further ahead, is dead-lettered too-old / from-the-future; redrive lets it through), PROCESSOR_HOST,
+PROCESSOR_PORT, PROCESSOR_SESSION_TIMEOUT_MS, PROCESSOR_TRANSACTION_TIMEOUT_MS,
 PROCESSOR_COMMIT_INTERVAL_MS (25ms: a live transaction's length, so about how stale a read_committed reader is),
-HOOKLEDGER_INSTANCE_ID (keep it across restarts; one per instance running at the same time), LOG_LEVEL
+PROCESSOR_STATE_STORE (memory or lmdb), PROCESSOR_STATE_DIR (required with lmdb),
+PROCESSOR_STANDBY_REPLICAS (0 or 1; 1 with lmdb only), SCHEMA_REGISTRY_TIMEOUT, SCHEMA_REGISTRY_AUTO_REGISTER,
+ENRICH and ENRICH_* (the enrich stage: docs/configuration.md), HOOKLEDGER_INSTANCE_ID (keep it across
+restarts; one per instance running at the same time), LOG_LEVEL
 
 ${CONNECTION_HELP}
 

@@ -38,6 +38,7 @@ key), and whether its webhook id was promoted (and by which run) or is still hel
 options:
   --source <name>   only this source's requests
   --reason <reason> only this reason: ${REASONS}
+                    (ingest now keeps only mismatch; the others are in records older versions wrote)
   --json            a JSON array on stdout: [{receivedAt, source, webhookId, reason, triedKeyIds,
                     ingestId, promotedBy}] (promotedBy null while held)
   -h, --help        this text
