@@ -26,7 +26,7 @@ import {
 import { buildFailure, type WebhookFailure } from './failure.js';
 import { parseInstant } from './instant.js';
 import { describeJson, isJsonObject, type JsonObject, type JsonValue, parseBody } from './parse-body.js';
-import { type EntityTopic, parseTrigger, type Trigger, triggerOfType } from './trigger.js';
+import { deletionTrigger, type EntityTopic, parseTrigger, type Trigger, triggerOfType } from './trigger.js';
 
 /** Logical topic names (without TOPIC_PREFIX). */
 export type RouteTopic =
@@ -160,9 +160,11 @@ function decide(
   const rootField = rootFields[0]!;
   const root = data[rootField];
 
+  // A `*Deleted` trigger's own reading of what was deleted, when no record answers it (trigger.ts).
+  const deleted = deletionTrigger(trigger);
   if (root === null) {
     // For a deletion, "no such entity" is the expected answer, whichever form it takes.
-    if (trigger.deletes) return deletion(delivery, null);
+    if (deleted !== undefined) return deletion(withTrigger(delivery, deleted), null);
     return new Reject('root-field-null', `data.${rootField} is null`);
   }
   if (!isJsonObject(root)) {
@@ -178,7 +180,7 @@ function decide(
     if (!failure.success) {
       return new Reject('record-invalid', `data.${rootField}: ${describeIssues(failure.error)}`);
     }
-    if (trigger.deletes) return deletion(delivery, root);
+    if (deleted !== undefined) return deletion(withTrigger(delivery, deleted), root);
     const id = variablesId(variables);
     if (id === undefined) {
       return new Reject('entity-id-missing', 'an OperationFailure without query.variables.id to key it by');
@@ -190,8 +192,12 @@ function decide(
     };
   }
 
-  const typed = triggerOfType(trigger, typename);
-  return record(typed === trigger ? delivery : { ...delivery, trigger: typed }, rootField, root);
+  return record(withTrigger(delivery, triggerOfType(trigger, typename)), rootField, root);
+}
+
+/** The delivery read as another trigger's (the same object when it is the same). */
+function withTrigger(delivery: Delivery, trigger: Trigger): Delivery {
+  return trigger === delivery.trigger ? delivery : { ...delivery, trigger };
 }
 
 /** The checks on `webhook` and `query` that every route needs. */

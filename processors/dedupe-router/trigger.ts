@@ -23,6 +23,9 @@ export interface Trigger {
   readonly deletes: boolean;
 }
 
+/** The action of a deletion. */
+const DELETED = 'Deleted';
+
 // Longest first, so a longer known name wins over a shorter one that prefixes it.
 const KNOWN_BY_LENGTH = (Object.keys(KNOWN_ENTITIES) as KnownEntity[]).sort((a, b) => b.length - a.length);
 
@@ -67,6 +70,19 @@ export function triggerOfType(trigger: Trigger, typename: string): Trigger {
   return make(trigger.trigger, typename, action, 'entity.other');
 }
 
+/**
+ * A `*Deleted` trigger answered without a record (an OperationFailure, null: the entity is gone), as the
+ * deletion it is. `UserProfileDeleted` splits at the longest known name into a User event
+ * `ProfileDeleted`; with no record to name its type, the trigger itself says what was deleted: a
+ * `UserProfile`, on entity.other (as when a `UserProfile` record answers it), never a User's tombstone.
+ * Undefined for a trigger that is not `*Deleted`.
+ */
+export function deletionTrigger(trigger: Trigger): Trigger | undefined {
+  if (trigger.deletes) return trigger;
+  if (!trigger.action.endsWith(DELETED)) return undefined;
+  return make(trigger.trigger, trigger.trigger.slice(0, -DELETED.length), DELETED, 'entity.other');
+}
+
 function make(trigger: string, entity: string, action: string, topic: EntityTopic): Trigger {
-  return { trigger, entity, action, topic, deletes: action === 'Deleted' };
+  return { trigger, entity, action, topic, deletes: action === DELETED };
 }

@@ -290,6 +290,31 @@ describe('route() routes what the contract allows', () => {
     expect(route(envelopeFor(body({ errors: [] }))).kind).toBe('routed');
   });
 
+  it('a *Deleted trigger of an entity without a stream is that entity deleted, however it is answered', () => {
+    // `UserProfileDeleted` starts with `User`, but what was deleted is a UserProfile: never a User's tombstone.
+    const webhook = { id: 'wh_1', trigger: 'UserProfileDeleted', date: '2026-11-20T12:00:00Z' };
+    const answers = [
+      { __typename: 'OperationFailure', description: 'not found' },
+      null,
+      { __typename: 'UserProfile', id: 'usr_1' },
+    ];
+    for (const answer of answers) {
+      const decision = route(envelopeFor(body({ webhook }, answer)));
+      expect(decision.kind).toBe('routed');
+      const out = decision.outputs.find((o) => ENTITY_TOPIC.test(o.topic));
+      expect(out).toMatchObject({
+        topic: 'entity.other',
+        key: `${envelopeFor('{}').source}/UserProfile/usr_1`,
+      });
+      expect(out!.value).toMatchObject({
+        entity: 'UserProfile',
+        action: 'Deleted',
+        deleted: true,
+        entityId: 'usr_1',
+      });
+    }
+  });
+
   it('a null root field for a deletion is a deletion', () => {
     const payload = body(
       { webhook: { id: 'wh_1', trigger: 'UserDeleted', date: '2026-11-20T12:00:00Z' } },
