@@ -68,6 +68,8 @@ export function describeJson(value: JsonValue | undefined): string {
   if (Array.isArray(value)) return 'an array';
   if (isLosslessNumber(value)) return 'a number';
   if (typeof value === 'object') return 'an object';
+  // Said when a string was wanted but an empty one came: "is a string" would read as no fault at all.
+  if (value === '') return 'an empty string';
   return `a ${typeof value}`;
 }
 

@@ -203,6 +203,13 @@ describe('route() dead-letters what it cannot understand', () => {
     expect(deadLetter(decision).message.length).toBeGreaterThan(0);
   });
 
+  it('says "an empty string" where an empty one came, not "a string"', () => {
+    const emptyTrigger = body({ webhook: { id: 'wh_1', trigger: '', date: '2026-11-20T12:00:00Z' } });
+    expect(deadLetter(route(envelopeFor(emptyTrigger))).message).toBe('webhook.trigger is an empty string');
+    const emptyType = deadLetter(route(envelopeFor(body({}, { __typename: '', id: 'usr_1' }))));
+    expect(emptyType.message).toBe('data.getUser.__typename is an empty string');
+  });
+
   it('a body whose webhook id is not the raw record id is dead-lettered, not routed under another key', () => {
     const decision = route(envelopeFor(body(), { webhookId: 'wh_other' }));
     expect(decision.reason).toBe('webhook-id-mismatch');
