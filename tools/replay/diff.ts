@@ -98,9 +98,49 @@ interface Reading {
   progress: (records: number) => void;
 }
 
-/** A topic as read: every committed record (decoded, JSON-safe) and the offsets it spans. */
+/** A committed record as read: decoded, JSON-safe. */
+export type LiveRecord = KeyedValue & { partition: number; offset: bigint };
+
+/**
+ * Which records a read keeps (it may note the others' keys). The rest are dropped as they are read: a
+ * live topic holds its whole history (webhooks.unique is kept forever), the replay's range is a part of it.
+ */
+export type Keep = (record: LiveRecord) => boolean;
+
+/** Where a live entity stream's keys had events: from within the replay's range, and from outside it. */
+export interface SeenKeys {
+  inside: Set<string>;
+  outside: Set<string>;
+}
+
+/**
+ * A router output's live records that the replay's raw records derived (their origin is among
+ * `origins`); `seen` notes each record's key on the side it falls.
+ */
+export function withinOrigins(origins: ReadonlySet<Origin>, seen: SeenKeys | undefined): Keep {
+  return (record) => {
+    const origin = originOf(record.value);
+    // A record whose origin cannot be told counts: better a difference shown than one hidden.
+    const inside = origin === undefined || origins.has(origin);
+    seen?.[inside ? 'inside' : 'outside'].add(record.key);
+    return inside;
+  };
+}
+
+/** A live entity stream read for its keys only (`--stage tables`): each noted on its side of `ranges`; none kept. */
+export function keysByRange(ranges: readonly PartitionRange[], seen: SeenKeys): Keep {
+  const kept = new Map(ranges.map((r) => [r.partition, r]));
+  return (record) => {
+    const r = kept.get(record.partition);
+    const inside = r !== undefined && record.offset >= r.start && record.offset < r.end;
+    seen[inside ? 'inside' : 'outside'].add(record.key);
+    return false;
+  };
+}
+
+/** A topic as read: the committed records kept and the offsets it spans. */
 interface TopicRead {
-  records: (KeyedValue & { partition: number; offset: bigint })[];
+  records: LiveRecord[];
   span: bigint;
 }
 
@@ -113,6 +153,7 @@ async function readTopic(
   reading: Reading,
   topic: string,
   readerSchema: string | undefined,
+  keep: Keep,
 ): Promise<TopicRead> {
   const marks = await admin.watermarks(topic);
   const records: TopicRead['records'] = [];
@@ -130,7 +171,8 @@ async function readTopic(
               'value',
               {},
             );
-      records.push({ key: key?.toString('utf8') ?? '', value: decoded, partition, offset });
+      const record = { key: key?.toString('utf8') ?? '', value: decoded, partition, offset };
+      if (keep(record)) records.push(record);
       reading.progress(1);
     },
   });
@@ -312,8 +354,8 @@ export async function diffReplay({
     };
     let finished = 0n;
     // `as`: the topic (with TOPIC_PREFIX) whose schema this one's records are read with.
-    const read = async (topic: string, as = topic) => {
-      const { records, span } = await readTopic(admin, reading, topic, currentSchemaOf(prefix, as));
+    const read = async (topic: string, keep: Keep = () => true, as = topic) => {
+      const { records, span } = await readTopic(admin, reading, topic, currentSchemaOf(prefix, as), keep);
       // The span as the read began: records written since are not read, nor counted.
       finished += span;
       done = finished + (fromRaw ? rawSpan : 0n);
@@ -323,7 +365,7 @@ export async function diffReplay({
 
     const diffs: TopicDiff[] = [];
     // Per entity stream, the keys with live events from within the replay's range and from outside it.
-    const seen = new Map(
+    const seen = new Map<string, SeenKeys>(
       entityLive.map((t) => [t, { inside: new Set<string>(), outside: new Set<string>() }]),
     );
     if (fromRaw) {
@@ -331,14 +373,7 @@ export async function diffReplay({
       done = rawSpan;
       report(true);
       for (const live of routed) {
-        const within: KeyedValue[] = [];
-        for (const record of await read(liveOf(live), live)) {
-          const origin = originOf(record.value);
-          // A record whose origin cannot be told counts: better a difference shown than one hidden.
-          const inside = origin === undefined || origins.has(origin);
-          if (inside) within.push(record);
-          seen.get(live)?.[inside ? 'inside' : 'outside'].add(record.key);
-        }
+        const within = await read(liveOf(live), withinOrigins(origins, seen.get(live)), live);
         diffs.push(
           compareStreams(
             { live: liveOf(live), replay: copy(live) },
@@ -349,14 +384,8 @@ export async function diffReplay({
         );
       }
     } else {
-      for (const stream of entityLive) {
-        const kept = new Map(ranges.get(stream)!.map((r) => [r.partition, r]));
-        for (const record of await read(stream)) {
-          const r = kept.get(record.partition);
-          const inside = r !== undefined && record.offset >= r.start && record.offset < r.end;
-          seen.get(stream)![inside ? 'inside' : 'outside'].add(record.key);
-        }
-      }
+      for (const stream of entityLive)
+        await read(stream, keysByRange(ranges.get(stream)!, seen.get(stream)!));
     }
     for (const s of TABLE_STREAMS) {
       const live = names.latest(s);
@@ -364,7 +393,7 @@ export async function diffReplay({
       const { inside, outside } = seen.get(names.entity(s))!;
       // A key with events from outside the range only is none of the replay's business; one with events
       // from both has a live row that moved on: not compared, but counted.
-      const rows = (await read(liveOf(live), live)).filter((r) => inside.has(r.key));
+      const rows = await read(liveOf(live), (r) => inside.has(r.key), live);
       const movedOn = new Set([...outside].filter((key) => inside.has(key)));
       diffs.push(
         compareTables(
