@@ -8,8 +8,8 @@ function plural(count: number, one: string, many = `${one}s`): string {
 
 /**
  * One progress line, short enough for a terminal: `webhooks 120/300, acknowledged 118, deliveries 144,
- * retrying 2, gave up 0 · 9.8/s` (deliveries per second). Webhooks count towards --count, so they never
- * pass it; duplicates and retries count as deliveries.
+ * retrying 2 (last: HTTP 503), gave up 0 · 9.8/s` (deliveries per second). Webhooks count towards
+ * --count, so they never pass it; duplicates and retries count as deliveries.
  */
 export function progressLine(
   stats: Readonly<SimulationStats>,
@@ -18,10 +18,28 @@ export function progressLine(
 ): string {
   const seconds = Math.max(0.001, (now - stats.startedAt) / 1000);
   const total = count === undefined ? '' : `/${count}`;
+  // Why they are retried: an outage and a misconfiguration (HTTP 401, ECONNREFUSED) look alike otherwise.
+  const last =
+    stats.retrying > 0 && stats.lastAttemptFailure !== undefined
+      ? ` (last: ${stats.lastAttemptFailure})`
+      : '';
   return (
     `webhooks ${stats.webhooks}${total}, acknowledged ${stats.acknowledged}, deliveries ${stats.deliveries}, ` +
-    `retrying ${stats.retrying}, gave up ${stats.gaveUp} · ${(stats.deliveries / seconds).toFixed(1)}/s`
+    `retrying ${stats.retrying}${last}, gave up ${stats.gaveUp} · ${(stats.deliveries / seconds).toFixed(1)}/s`
   );
+}
+
+/**
+ * A hint for a failure that is no outage but the run's own mistake, said once: a 401 or a 404 is retried
+ * as the platform would, and would otherwise only show as retries for the whole retry window.
+ */
+export function misconfigurationHint(failure: string, signed: boolean): string | undefined {
+  if (failure === 'HTTP 401')
+    return signed
+      ? "the endpoint answered 401: is --key the source's signing key?"
+      : 'the endpoint answered 401: does the source want signed deliveries (--key)?';
+  if (failure === 'HTTP 404') return "the endpoint answered 404: is the URL's source right?";
+  return undefined;
 }
 
 /**
@@ -53,6 +71,12 @@ export function summaryLine(result: SimulationResult): string {
 
 /** The summary as JSON (`--json`): the counters and the ids given up, not the acknowledged ids. */
 export function summaryJson(result: SimulationResult, seed: string): string {
-  const { acknowledgedIds: _acknowledged, retrying: _retrying, startedAt: _startedAt, ...rest } = result;
+  const {
+    acknowledgedIds: _acknowledged,
+    retrying: _retrying,
+    lastAttemptFailure: _lastAttemptFailure,
+    startedAt: _startedAt,
+    ...rest
+  } = result;
   return JSON.stringify({ ...rest, retried: retried(result), seed });
 }

@@ -58,6 +58,11 @@ export interface SimulationStats {
   reordered: number;
   /** Deliveries waiting for their next retry or in one now. */
   retrying: number;
+  /**
+   * What the last failed attempt got, any delivery's: the progress line shows it, since a wrong key or
+   * URL is retried like an outage for the whole retry window.
+   */
+  lastAttemptFailure?: string;
   /** Webhooks never acknowledged within the retry window. */
   gaveUp: number;
   /** Duplicates never acknowledged within the retry window (their webhook was: nothing is lost). */
@@ -109,6 +114,8 @@ export interface SimulationDeps {
   now?: () => number;
   /** Stops the run: no new deliveries; open requests and waits are cut short. */
   signal?: AbortSignal;
+  /** Called after each failed attempt (not one the stop interrupted) with what it got. */
+  onAttemptFailed?: (failure: string) => void;
 }
 
 export function createSimulation(options: SimulationOptions, deps: SimulationDeps = {}): Simulation {
@@ -241,7 +248,10 @@ export function createSimulation(options: SimulationOptions, deps: SimulationDep
         },
         onAttempted: (_attempt, result) => {
           firstAttemptDone();
-          if (!result.ok && !failed) {
+          if (result.ok) return;
+          stats.lastAttemptFailure = result.failure;
+          deps.onAttemptFailed?.(result.failure);
+          if (!failed) {
             failed = true;
             stats.retrying++;
           }

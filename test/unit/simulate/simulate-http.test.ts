@@ -206,6 +206,17 @@ describe('hookledger simulate against a local endpoint', () => {
     expect(last - started).toBeGreaterThanOrEqual(2_900);
   });
 
+  it('shows why deliveries are retried, and says once that a 401 is no outage', async () => {
+    const server = await receiver(() => 401);
+    const { io, err } = captured();
+    await expect(
+      runSimulate(['--url', server.url, '--count', '2', '--retry-window', '1s', ...fast], io),
+    ).rejects.toThrow(/last failure: HTTP 401/);
+    const stderr = err.join('');
+    expect(stderr).toMatch(/retrying [12] \(last: HTTP 401\)/);
+    expect(stderr.split("the endpoint answered 401: is --key the source's signing key?\n")).toHaveLength(2);
+  });
+
   it('counts an answer that does not come within the timeout as a failure and retries it', async () => {
     const seen = new Set<string>();
     // The first attempt of each webhook hangs; the retry is answered.

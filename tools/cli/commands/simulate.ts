@@ -4,7 +4,7 @@ import { formatDuration } from '../../../runtime/duration.js';
 import { type GraphqlApi, serveGraphqlApi } from '../../simulate/graphql-api.js';
 import { INVALID_KINDS, INVALID_REASONS } from '../../simulate/invalid.js';
 import { parseSimulateArgs } from '../../simulate/options.js';
-import { progressLine, summaryJson, summaryLine } from '../../simulate/report.js';
+import { misconfigurationHint, progressLine, summaryJson, summaryLine } from '../../simulate/report.js';
 import { createSimulation } from '../../simulate/simulation.js';
 import { type Command, CommandFailed } from '../command.js';
 
@@ -116,7 +116,14 @@ export async function runSimulate(args: string[], io: SimulateIo): Promise<numbe
 
   const tty = io.stderr.isTTY === true;
   io.stderr.write(`simulating the platform → ${options.url} (seed ${options.seed})\n`);
-  const simulation = createSimulation(options, { signal: controller.signal });
+  const hinted = new Set<string>();
+  const onAttemptFailed = (failure: string) => {
+    const hint = misconfigurationHint(failure, options.key !== undefined);
+    if (hint === undefined || hinted.has(failure)) return;
+    hinted.add(failure);
+    io.stderr.write(tty ? `\r\x1b[K${hint}\n` : `${hint}\n`);
+  };
+  const simulation = createSimulation(options, { signal: controller.signal, onAttemptFailed });
   const timer = setInterval(
     () => {
       const line = progressLine(simulation.stats, options.count, Date.now());
