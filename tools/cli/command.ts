@@ -1,6 +1,7 @@
 // What every CLI subcommand provides, and the small helpers they share for their arguments.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { isClusterError } from '../../runtime/kafka/admin.js';
+import { createLogger, type Logger } from '../../runtime/log.js';
 
 export interface Command {
   /** Shown for `hookledger <command> --help`: usage line, then one line per option. */
@@ -67,4 +68,18 @@ export function exitIfStillRunning(warn: (message: string) => void, graceMs = 5_
 export function clusterFailure(error: unknown, brokers: readonly string[]): CommandFailed | undefined {
   if (!isClusterError(error)) return undefined;
   return new CommandFailed(`Kafka at ${brokers.join(',')}: ${(error as Error).message}`);
+}
+
+/**
+ * The logger of a command whose data goes to stdout: its lines go to stderr with the progress and the
+ * warnings (docs/cli.md), so an error logged meanwhile cannot corrupt `--json` output. Errors only,
+ * unless LOG_LEVEL asks for debug or trace.
+ */
+export function stderrLogger(
+  logLevel: string,
+  name: string,
+  stderr: { write(text: string): unknown },
+): Logger {
+  const verbose = logLevel === 'debug' || logLevel === 'trace';
+  return createLogger({ level: verbose ? logLevel : 'error', name, destination: stderr });
 }

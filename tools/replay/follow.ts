@@ -3,6 +3,7 @@
 import type { TopicAdmin } from '../../runtime/kafka/admin.js';
 import type { Logger } from '../../runtime/log.js';
 import type { StreamApp } from '../../runtime/streams/stream-runner.js';
+import { CommandFailed } from '../cli/command.js';
 import type { CommittedCounter } from './bounded-topology.js';
 import type { PartitionRange } from './bounds.js';
 
@@ -103,7 +104,7 @@ export async function follow(
     if (signal?.aborted) resolve();
     signal?.addEventListener('abort', () => resolve(), { once: true });
   });
-  const stopped = Promise.race(parts.map((p) => p.app.stopped.then(() => p.stage)));
+  const stopped = Promise.race(parts.map((p) => p.app.stopped.then(() => p)));
   let routerDone = !parts.some((p) => p.stage === 'dedupe-router');
   for (;;) {
     // The router comes first in `parts`: the tables learn in the same round that their ranges are final.
@@ -129,9 +130,13 @@ export async function follow(
     const outcome = await Promise.race([
       sleep(pollMs).then(() => 'poll' as const),
       aborted.then(() => 'aborted' as const),
-      stopped.then((s) => s),
+      stopped.then((part) => part),
     ]);
     if (outcome === 'aborted') return false;
-    if (outcome !== 'poll') throw new Error(`the replay's ${outcome} stage stopped (its consumer crashed)`);
+    if (outcome !== 'poll') {
+      // One line with the app's own cause (a fenced producer, a lost registry), not a stack of this loop.
+      const cause = outcome.app.failure()?.message.split('\n')[0] ?? 'its consumer crashed';
+      throw new CommandFailed(`the replay's ${outcome.stage} stage stopped: ${cause}`);
+    }
   }
 }

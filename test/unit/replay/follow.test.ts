@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { TopicAdmin } from '../../../runtime/kafka/admin.js';
 import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
+import { CommandFailed } from '../../../tools/cli/command.js';
 import { CommittedCounter } from '../../../tools/replay/bounded-topology.js';
 import { follow, type ReplayProgress, type RunningPart } from '../../../tools/replay/follow.js';
 
@@ -82,6 +83,26 @@ describe("a whole replay's progress", () => {
       [60n, 60n],
     ]);
     expect(seen.filter((p) => p.stage === 'dedupe-router').at(-1)).toMatchObject({ done: 100n, total: 100n });
+  });
+
+  it('fails with one line naming the cause when a stage stops by itself', async () => {
+    const crashed = {
+      stopped: Promise.resolve(),
+      failure: () => new Error('Producer fenced: another instance took over\n    at somewhere'),
+    } as unknown as StreamApp;
+    const [router, tables] = parts();
+    const run = follow(new FakeAdmin() as unknown as TopicAdmin, {
+      parts: [{ ...router!, app: crashed }, tables!],
+      started: Date.now(),
+      pollMs: 10_000,
+      onProgress: undefined,
+      signal: undefined,
+      log: pino({ level: 'silent' }),
+    });
+    await expect(run).rejects.toThrow(CommandFailed);
+    await expect(run).rejects.toThrow(
+      /^the replay's dedupe-router stage stopped: Producer fenced: another instance took over$/,
+    );
   });
 
   it('stops at once, unfinished, when interrupted', async () => {

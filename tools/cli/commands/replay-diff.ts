@@ -1,12 +1,11 @@
 // `hookledger replay diff --id <id>`: compares a replay's side-by-side topics with their live twins.
 import { ConfigError } from '../../../runtime/config.js';
-import { createLogger } from '../../../runtime/log.js';
 import { diffReplay, ReplayDiffError } from '../../replay/diff.js';
 import { diffJson, diffText, equal } from '../../replay/diff-report.js';
 import { progressReporter } from '../../replay/progress.js';
 import { REPLAY_ID } from '../../replay/topics.js';
 import { clusterConfig } from '../cluster-config.js';
-import { CommandFailed, clusterFailure, parseOptions, UsageError } from '../command.js';
+import { CommandFailed, clusterFailure, parseOptions, stderrLogger, UsageError } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
 
 export const DIFF_HELP = `usage: hookledger replay diff --id <id> [--json] [--live-prefix <prefix>]
@@ -85,8 +84,7 @@ async function diffCommand(args: string[], io: ReplayDiffIo): Promise<number> {
   if (!REPLAY_ID.test(id))
     throw new UsageError(`--id: expected letters, digits, ".", "_" or "-" (at most 60), got "${id}"`);
   const config = await clusterConfig(io.env);
-  const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-  const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'replay-diff' });
+  const logger = stderrLogger(config.LOG_LEVEL, 'replay-diff', io.stderr);
   const reporter = progressReporter(`replay ${id}`, io.stderr);
   let result: Awaited<ReturnType<typeof diffReplay>>;
   try {

@@ -1,6 +1,5 @@
 // `hookledger replay`: rebuilds the derived topics from webhooks.raw side by side (`<topic>.replay-<id>`).
 import { TopicConflictError } from '../../../runtime/kafka/ensure-topics.js';
-import { createLogger } from '../../../runtime/log.js';
 import {
   BoundsError,
   checkRequest,
@@ -20,6 +19,7 @@ import {
   CommandFailed,
   clusterFailure,
   parseOptions,
+  stderrLogger,
   UsageError,
 } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
@@ -110,8 +110,7 @@ export async function runReplayCommand(args: string[], io: ReplayIo): Promise<nu
     throw error;
   }
   const config = await clusterConfig(io.env);
-  const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-  const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'replay' });
+  const logger = stderrLogger(config.LOG_LEVEL, 'replay', io.stderr);
   io.stderr.write(`replay ${id}: ${stage}, into <topic>.replay-${id}\n`);
   for (const line of unknownTriggerLines(values.trigger ?? []))
     io.stderr.write(`replay ${id}: warning: ${line}\n`);
