@@ -3,6 +3,7 @@
 import { type TopicAdmin, withAdmin } from '../../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { type ReadRecord, readToEnd } from '../../runtime/kafka/read-to-end.js';
+import { classifyRecordError } from '../../runtime/streams/errors.js';
 import { type Serde, schemaIdOf } from '../../schemas/serde.js';
 import { formatRecord } from './format.js';
 import { LatestByKey } from './latest-by-key.js';
@@ -48,6 +49,11 @@ export interface TailDeps {
 /** The topic does not exist: one line for the user. */
 export class UnknownTopicError extends Error {
   override name = 'UnknownTopicError';
+}
+
+/** The registry could not be asked (down, timing out, a 5xx): one line for the user. */
+export class RegistryUnavailableError extends Error {
+  override name = 'RegistryUnavailableError';
 }
 
 /**
@@ -204,8 +210,9 @@ export function isCompacted(cleanupPolicy: string | undefined): boolean {
 /**
  * Registry-framed values are decoded; anything else (the dedupe changelog, a foreign writer) stays
  * bytes, and so does a value that does not decode, with the reason: one bad record does not end a tail.
+ * A registry that cannot be asked ends it: every value after would print as bytes, and exit 0.
  */
-async function decodeValue(
+export async function decodeValue(
   serde: Pick<Serde, 'decode'>,
   value: Buffer,
   readerSchema: string | undefined,
@@ -218,6 +225,9 @@ async function decodeValue(
   try {
     return { value: await serde.decode(value, readerSchema === undefined ? {} : { readerSchema }) };
   } catch (error) {
+    // The stream kit's classification: 'transient' is the registry out of reach, not the bytes.
+    if (classifyRecordError(error) === 'transient')
+      throw new RegistryUnavailableError((error as Error).message.split('\n')[0], { cause: error });
     return { value, decodeError: (error as Error).message };
   }
 }

@@ -8,7 +8,7 @@ import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
 import { BoundsError, parseTime } from '../../replay/bounds.js';
 import { resolveTopic, streamsHelp } from '../../tail/streams.js';
-import { type StartAt, tail, UnknownTopicError } from '../../tail/tail.js';
+import { RegistryUnavailableError, type StartAt, tail, UnknownTopicError } from '../../tail/tail.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
   CONNECTION_HELP,
@@ -184,6 +184,8 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
     );
   } catch (error) {
     if (error instanceof UnknownTopicError) throw new CommandFailed(error.message);
+    if (error instanceof RegistryUnavailableError)
+      throw new CommandFailed(`schema registry at ${config.SCHEMA_REGISTRY_URL}: ${error.message}`);
     throw clusterFailure(error, config.KAFKA_BROKERS) ?? error;
   } finally {
     io.signal?.removeEventListener('abort', stop);
