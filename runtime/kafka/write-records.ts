@@ -105,6 +105,8 @@ function produceEach(
 export interface RecordWriter {
   /** Resolves once every record has its acknowledgement (acks=all); rejects with the first failure. */
   write(records: readonly OutRecord[]): Promise<void>;
+  /** Like write, but resolves with each record's own outcome (deliverEach): undefined, acknowledged. */
+  writeEach(records: readonly OutRecord[]): Promise<Array<KafkaError | undefined>>;
   close(): Promise<void>;
 }
 
@@ -139,6 +141,7 @@ export async function openWriter(
   producer.setPollInBackground(true);
   return {
     write: (records) => deliverAll(producer, topic, records),
+    writeEach: (records) => deliverEach(producer, topic, records),
     close: () => disconnect(producer),
   };
 }

@@ -9,7 +9,7 @@ import { REDRIVE_HEADER, REDRIVE_STAGE_HEADER } from '../../processors/dedupe-ro
 import { UNDECODABLE_REASON } from '../../processors/dedupe-router/poison.js';
 import { formatDuration } from '../../runtime/duration.js';
 import { withAdmin } from '../../runtime/kafka/admin.js';
-import type { KafkaSettings } from '../../runtime/kafka/rdkafka.js';
+import type { KafkaError, KafkaSettings } from '../../runtime/kafka/rdkafka.js';
 import { readToEnd } from '../../runtime/kafka/read-to-end.js';
 import { type OutRecord, openWriter, type RecordWriter } from '../../runtime/kafka/write-records.js';
 import { ownSchemaId } from '../../schemas/own-schema-id.js';
@@ -92,6 +92,20 @@ export class RedriveIncompleteError extends Error {
   }
 }
 
+/**
+ * Appends a chunk, each record's acknowledgement counted on its own: when one fails, those acknowledged
+ * are in webhooks.raw all the same, and the run's "stopped after appending N" must count them.
+ */
+export async function appendChunk(
+  writer: Pick<RecordWriter, 'writeEach'>,
+  records: readonly OutRecord[],
+): Promise<{ acknowledged: number; failure?: KafkaError }> {
+  const outcomes = await writer.writeEach(records);
+  const failure = outcomes.find((outcome) => outcome !== undefined);
+  const acknowledged = outcomes.filter((outcome) => outcome === undefined).length;
+  return failure === undefined ? { acknowledged } : { acknowledged, failure };
+}
+
 /** `redrive-20261122-160501-1a2b` (`promote-…` for a quarantine promotion): unique per invocation. */
 export function newRunId(now = new Date(), kind = 'redrive'): string {
   const stamp = now
@@ -163,10 +177,11 @@ export async function redrive({
   const flush = async () => {
     if (pending.length === 0) return;
     writer ??= await openWriter(settings, names.raw, 'redrive-writer');
-    await writer.write(pending);
-    sent += pending.length;
+    const { acknowledged, failure } = await appendChunk(writer, pending);
+    sent += acknowledged;
     pending = [];
     pendingBytes = 0;
+    if (failure !== undefined) throw failure;
   };
 
   try {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadLetter } from '../../../processors/dedupe-router/dead-letter.js';
-import { envelopeOf, newRunId, type RedriveResult, redriveSummary } from '../../../tools/redrive/redrive.js';
+import { KafkaError } from '../../../runtime/kafka/rdkafka.js';
+import {
+  appendChunk,
+  envelopeOf,
+  newRunId,
+  RedriveIncompleteError,
+  type RedriveResult,
+  redriveSummary,
+} from '../../../tools/redrive/redrive.js';
 import { matches } from '../../../tools/redrive/select.js';
 
 const letter: DeadLetter = {
@@ -70,6 +78,18 @@ describe('redrive', () => {
     expect(text).toContain('--include-expired');
     expect(redriveSummary({ ...result, includeExpired: true })).toContain(
       'expired       included (--include-expired)',
+    );
+  });
+
+  it('counts the records of a chunk acknowledged before one failed, so the stop says they were appended', async () => {
+    const refused = new KafkaError(new Error('Broker: Not enough in-sync replicas'), 'delivery');
+    const writer = { writeEach: async () => [undefined, refused, undefined] };
+    const record = { key: 'w1', value: Buffer.from('v') };
+    const { acknowledged, failure } = await appendChunk(writer, [record, record, record]);
+    expect(acknowledged).toBe(2);
+    expect(failure).toBe(refused);
+    expect(new RedriveIncompleteError('r', acknowledged, failure).message).toBe(
+      'redrive r stopped after appending 2 record(s) to webhooks.raw',
     );
   });
 });
