@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseDuration } from '../../runtime/duration.js';
 import { parseOptions, UsageError } from '../cli/command.js';
+import { BoundsError, parseTime } from '../replay/bounds.js';
 import { DEFAULT_OTHER_TRIGGERS } from './deliveries.js';
 import { DEFAULT_API_PORT } from './graphql-api.js';
 import { DEFAULT_RETRY_POLICY } from './retry-schedule.js';
@@ -186,9 +187,16 @@ export function parseSimulateArgs(
   let notAfter: (() => number) | undefined = Date.now;
   if (values.start !== undefined) {
     notAfter = undefined;
-    start = Date.parse(values.start);
-    if (Number.isNaN(start))
-      throw new UsageError(`--start: expected an ISO 8601 date-time, got "${values.start}"`);
+    // With a zone, as --from elsewhere: Date.parse takes "1" (2001) and reads a zone-less time as local,
+    // so the same --seed and --start would give other bytes on another machine.
+    try {
+      start = parseTime('--start', values.start);
+    } catch (error) {
+      if (!(error instanceof BoundsError)) throw error;
+      throw new UsageError(
+        `--start: expected an ISO 8601 date-time with a zone (2026-11-01T09:00:00Z, 2026-11-01T10:00:00+01:00) or a date (2026-11-01, UTC midnight), got "${values.start}"`,
+      );
+    }
   }
   const windowMs = atMostPlatform(
     '--retry-window',

@@ -106,6 +106,16 @@ describe('simulate options', () => {
     ).toMatchObject({ invalidRate: 0.5, failureRate: 0.5 });
     expect(() => parseSimulateArgs([...base, '--count', '0'], {})).toThrow(/--count/);
     expect(() => parseSimulateArgs([...base, '--start', 'yesterday'], {})).toThrow(/--start/);
+    // Date.parse would take these: a year 2001, a time in the machine's zone.
+    for (const loose of ['1', '2026-11-01T09:00:00', 'Nov 1 2026'])
+      expect(() => parseSimulateArgs([...base, '--start', loose], {})).toThrow(
+        new UsageError(
+          `--start: expected an ISO 8601 date-time with a zone (2026-11-01T09:00:00Z, 2026-11-01T10:00:00+01:00) or a date (2026-11-01, UTC midnight), got "${loose}"`,
+        ),
+      );
+    expect(parseSimulateArgs([...base, '--start', '2026-11-01T10:00:00+01:00'], {}).simulation.start).toBe(
+      Date.UTC(2026, 10, 1, 9),
+    );
     expect(() => parseSimulateArgs([...base, '--url', 'ftp://x'], {})).toThrow(/--url/);
     expect(() => parseSimulateArgs([...base, '--bogus'], {})).toThrow(UsageError);
     expect(

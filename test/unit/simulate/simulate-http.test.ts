@@ -436,6 +436,36 @@ describe('hookledger simulate against a local endpoint', () => {
     expect(server.received).toHaveLength(0);
   });
 
+  it('stops on SIGTERM as on Ctrl-C: the summary printed and --ids-file written', async () => {
+    const server = await receiver(() => 200);
+    const dir = await mkdtemp(path.join(tmpdir(), 'simulate-'));
+    const idsFile = path.join(dir, 'ids.txt');
+    try {
+      const { io, out } = captured();
+      // No signal given: the command listens to the process's own signals.
+      const { signal: _signal, ...processIo } = io;
+      const run = runSimulate(
+        ['--url', server.url, '--key', KEY, '--rate', '50/s', '--seed', 'http', '--ids-file', idsFile],
+        processIo,
+      );
+      while (server.received.length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+      // The listeners only, called with the signal's name as Node calls them: the test's process gets no signal.
+      process.emit('SIGTERM', 'SIGTERM');
+      const code = await Promise.race([
+        run,
+        new Promise((resolve) => setTimeout(resolve, 3_000)).then(() => {
+          process.emit('SIGINT', 'SIGINT');
+          return 'still running';
+        }),
+      ]);
+      expect(code).toBe(130);
+      expect(out.join('')).toMatch(/^sent \d+ webhooks? in/);
+      expect((await readFile(idsFile, 'utf8')).trim().split('\n').length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('as the CLI: exits non-zero with one line when it gave up, and answers --help', async () => {
     const server = await receiver(() => 503);
     const cli = path.resolve(import.meta.dirname, '../../../tools/cli/hookledger.js');

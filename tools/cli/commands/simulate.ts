@@ -57,7 +57,8 @@ ${INVALID_LIST}
                            InvoiceAdded,MeterReadingAdded; "" for none)
   --seed <text>            repeat a run's webhooks (ids, entities, values); printed at the start
   --start <date-time>      webhook.date of the first webhook; with --seed, same bytes (default now,
-                           and then no webhook is dated after it is sent)
+                           and then no webhook is dated after it is sent). With a zone
+                           (2026-11-01T09:00:00Z), or a date (UTC midnight)
   --ids-file <path>        write the acknowledged webhook ids there, one per line
   --minimal-rate <0..1>    send that share of energy-switch deliveries with the Minimal query (the rest
                            Full), name this simulator's own GraphQL API in their query.api, and serve it:
@@ -70,11 +71,14 @@ ${INVALID_LIST}
   --json                   print the summary as JSON
   -h, --help               this text`;
 
+/** The signals that stop a run cleanly, each once. */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+
 export interface SimulateIo {
   stdout: { write(text: string): unknown; isTTY?: boolean };
   stderr: { write(text: string): unknown; isTTY?: boolean };
   env: NodeJS.ProcessEnv;
-  /** Stops the run (Ctrl-C); the command installs its own SIGINT handler when none is given. */
+  /** Stops the run (Ctrl-C); the command listens to SIGINT and SIGTERM itself when none is given. */
   signal?: AbortSignal;
   /** How often a progress line is written when stderr is not a terminal, ms. */
   progressEveryMs?: number;
@@ -107,12 +111,13 @@ export async function runSimulate(args: string[], io: SimulateIo): Promise<numbe
   const stop = () => controller.abort();
   io.signal?.addEventListener('abort', stop, { once: true });
   const ownSignal = io.signal === undefined;
-  // First Ctrl-C: stop sending and print the summary; a second one ends the process as usual.
-  const onSigint = () => {
-    process.off('SIGINT', onSigint);
+  // First Ctrl-C (or SIGTERM, a `kill` or a container stop): stop sending, print the summary and write
+  // --ids-file; a second one ends the process as usual.
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.off(signal, onSignal);
     stop();
   };
-  if (ownSignal) process.on('SIGINT', onSigint);
+  if (ownSignal) for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
 
   const tty = io.stderr.isTTY === true;
   io.stderr.write(`simulating the platform → ${options.url} (seed ${options.seed})\n`);
@@ -139,7 +144,7 @@ export async function runSimulate(args: string[], io: SimulateIo): Promise<numbe
   } finally {
     await api?.close();
     clearInterval(timer);
-    if (ownSignal) process.off('SIGINT', onSigint);
+    if (ownSignal) for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     io.signal?.removeEventListener('abort', stop);
     if (tty) io.stderr.write('\r\x1b[K');
   }
