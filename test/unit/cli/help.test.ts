@@ -45,6 +45,14 @@ describe('the hookledger command', { timeout: SPAWN_TIMEOUT_MS }, () => {
     expect(result.stdout).toMatch(new RegExp(`^usage: hookledger ${name}\\b`));
   });
 
+  it('names every command whose --help offers --json among those that take it', async () => {
+    const jsonLine = /^ {2}--json\s+([\s\S]*?)\n\n/m.exec(overview.stdout)![1]!;
+    for (const name of commands) {
+      const help = await run(name, '--help');
+      if (help.stdout.includes('--json')) expect(jsonLine, name).toMatch(new RegExp(`\\b${name}\\b`));
+    }
+  });
+
   it('help <command> shows that command’s help, and a subcommand’s', async () => {
     const help = await run('help', 'tail');
     expect(help.stdout).toBe((await run('tail', '--help')).stdout);
