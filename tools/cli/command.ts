@@ -78,8 +78,10 @@ export function clusterFailure(error: unknown, brokers: readonly string[]): Comm
 export function stderrLogger(
   logLevel: string,
   name: string,
-  stderr: { write(text: string): unknown },
+  stderr: { write(text: string): unknown } = process.stderr,
+  /** What it still shows below debug: errors, or only what ends the command. */
+  quietLevel: 'error' | 'fatal' = 'error',
 ): Logger {
   const verbose = logLevel === 'debug' || logLevel === 'trace';
-  return createLogger({ level: verbose ? logLevel : 'error', name, destination: stderr });
+  return createLogger({ level: verbose ? logLevel : quietLevel, name, destination: stderr });
 }

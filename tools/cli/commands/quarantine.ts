@@ -4,7 +4,6 @@ import { loadSources } from '../../../ingest/sources.js';
 import type { Config } from '../../../runtime/config.js';
 import { formatDuration } from '../../../runtime/duration.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
-import { createLogger } from '../../../runtime/log.js';
 import { QUARANTINE_REASONS } from '../../../schemas/quarantined-request.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde, SchemaNotRegisteredError } from '../../../schemas/serde.js';
@@ -21,6 +20,7 @@ import {
   CommandFailed,
   clusterFailure,
   parseOptions,
+  stderrLogger,
   UsageError,
 } from '../command.js';
 import { STACK_ENV_HELP, withLocalStack } from '../stack-env.js';
@@ -100,8 +100,7 @@ export interface QuarantineIo {
 }
 
 function clients(config: Config, name: string) {
-  const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-  const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name });
+  const logger = stderrLogger(config.LOG_LEVEL, name, process.stderr, 'fatal');
   return {
     logger,
     settings: kafkaSettings(config, `hookledger-${name}`, logger),

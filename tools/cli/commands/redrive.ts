@@ -2,7 +2,6 @@
 import { DLQ_REASONS, type DlqReason } from '../../../processors/dedupe-router/dead-letter.js';
 import { formatDuration } from '../../../runtime/duration.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
-import { createLogger } from '../../../runtime/log.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde, SchemaNotRegisteredError } from '../../../schemas/serde.js';
 import { MissingTopicError } from '../../quarantine/held.js';
@@ -23,6 +22,7 @@ import {
   CommandFailed,
   clusterFailure,
   parseOptions,
+  stderrLogger,
   UsageError,
 } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
@@ -125,8 +125,7 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
   if (fromTime !== undefined && toTime !== undefined && toTime <= fromTime)
     throw new UsageError('--to must be later than --from');
   const config = await clusterConfig(io.env);
-  const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-  const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'redrive' });
+  const logger = stderrLogger(config.LOG_LEVEL, 'redrive', io.stderr, 'fatal');
   const settings = kafkaSettings(config, 'hookledger-redrive', logger);
   const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-redrive' });
   const dryRun = values['dry-run'] ?? false;

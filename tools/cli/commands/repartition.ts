@@ -1,5 +1,4 @@
 // `hookledger repartition`: copies webhooks.raw into a new topic set with another partition count.
-import { createLogger } from '../../../runtime/log.js';
 import { RepartitionError, runRepartition } from '../../repartition/repartition.js';
 import { clusterConfig } from '../cluster-config.js';
 import {
@@ -8,6 +7,7 @@ import {
   CommandFailed,
   clusterFailure,
   parseOptions,
+  stderrLogger,
   UsageError,
 } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
@@ -43,8 +43,7 @@ export const command: Command = {
     const toPrefix = values['to-prefix'];
     if (toPrefix === undefined) throw new UsageError('--to-prefix <prefix of the new topic set> is required');
     const config = await clusterConfig(process.env, { registry: false });
-    const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-    const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'error', name: 'repartition' });
+    const logger = stderrLogger(config.LOG_LEVEL, 'repartition');
     const stop = new AbortController();
     const abort = () => stop.abort();
     process.once('SIGINT', abort);

@@ -2,7 +2,6 @@
 
 import { parseDuration } from '../../../runtime/duration.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
-import { createLogger } from '../../../runtime/log.js';
 import { currentSchemaOf } from '../../../schemas/own-schema-id.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { createSerde } from '../../../schemas/serde.js';
@@ -16,6 +15,7 @@ import {
   CommandFailed,
   clusterFailure,
   parseOptions,
+  stderrLogger,
   UsageError,
 } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
@@ -155,8 +155,8 @@ export async function runTail(args: string[], io: TailIo): Promise<number> {
   const config = await clusterConfig(io.env);
   const topic = resolveTopic(positionals[0]!, config.TOPIC_PREFIX);
   const readerSchema = currentSchemaOf(config.TOPIC_PREFIX, topic);
-  const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-  const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'tail' });
+  // Its records are stdout's; its log lines (debugging) go to stderr, so `tail … | jq` never reads one.
+  const logger = stderrLogger(config.LOG_LEVEL, 'tail', process.stderr, 'fatal');
   const settings = kafkaSettings(config, 'hookledger-tail', logger);
   const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-tail' });
 

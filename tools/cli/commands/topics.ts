@@ -13,7 +13,7 @@ import {
   TopicsNotReadyError,
 } from '../../../runtime/kafka/ensure-topics.js';
 import { kafkaSettings } from '../../../runtime/kafka/settings.js';
-import { createLogger, type Logger } from '../../../runtime/log.js';
+import type { Logger } from '../../../runtime/log.js';
 import { StartupError } from '../../../runtime/startup-error.js';
 import { registryAccess } from '../../../schemas/registry-access.js';
 import { loadSchema } from '../../../schemas/schema-files.js';
@@ -33,6 +33,7 @@ import {
   CommandFailed,
   clusterFailure,
   parseOptions,
+  stderrLogger,
   UsageError,
 } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
@@ -278,8 +279,7 @@ export const command: Command = {
       },
     );
     // The outcome is printed as one line; client logs only when debugging.
-    const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-    const logger = createLogger({ level: verbose ? config.LOG_LEVEL : 'fatal', name: 'topics' });
+    const logger = stderrLogger(config.LOG_LEVEL, 'topics', process.stderr, 'fatal');
 
     let result: SetUpTopicsResult;
     try {
