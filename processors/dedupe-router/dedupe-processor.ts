@@ -105,8 +105,8 @@ export class DedupeProcessor implements Processor<RawInput> {
     const decision = this.decide(envelope, { operatorApproved: run !== undefined });
     // webhooks.unique holds the first delivery of every id once. A redriven letter of route() was written
     // there when it was dead-lettered, even when its id has been forgotten since (`--include-expired`); a
-    // letter of the stream kit never was. A redrive without the stage (an older redrive) is taken as route()'s.
-    // A kit's letter redriven before: that earlier redrive wrote unique (and remembered it).
+    // letter of the stream kit never was, unless an earlier redrive of it wrote it (and remembered so). A
+    // redrive without the stage (an older redrive) is taken as route()'s.
     const stage = run === undefined ? undefined : record.headers[REDRIVE_STAGE_HEADER];
     const uniqueWritten =
       stage === undefined

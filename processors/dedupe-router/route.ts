@@ -160,10 +160,10 @@ function decide(
   const rootField = rootFields[0]!;
   const root = data[rootField];
 
-  // A `*Deleted` trigger's own reading of what was deleted, when no record answers it (trigger.ts).
-  const deleted = deletionTrigger(trigger);
   if (root === null) {
-    // For a deletion, "no such entity" is the expected answer, whichever form it takes.
+    // For a deletion, "no such entity" is the expected answer, whichever form it takes; the trigger's own
+    // reading of what was deleted, as no record names it (trigger.ts deletionTrigger).
+    const deleted = deletionTrigger(trigger);
     if (deleted !== undefined) return deletion(withTrigger(delivery, deleted), null);
     return new Reject('root-field-null', `data.${rootField} is null`);
   }
@@ -180,6 +180,7 @@ function decide(
     if (!failure.success) {
       return new Reject('record-invalid', `data.${rootField}: ${describeIssues(failure.error)}`);
     }
+    const deleted = deletionTrigger(trigger);
     if (deleted !== undefined) return deletion(withTrigger(delivery, deleted), root);
     const id = variablesId(variables);
     if (id === undefined) {

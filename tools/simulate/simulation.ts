@@ -118,15 +118,9 @@ export interface SimulationDeps {
   onAttemptFailed?: (failure: string) => void;
 }
 
-export function createSimulation(options: SimulationOptions, deps: SimulationDeps = {}): Simulation {
-  const now = deps.now ?? Date.now;
-  // Every open request and every retry wait listens to the stop: thousands of listeners are expected.
-  const stopper = new AbortController();
-  setMaxListeners(0, stopper.signal);
-  const signal = stopper.signal;
-  if (deps.signal?.aborted) stopper.abort();
-  deps.signal?.addEventListener('abort', () => stopper.abort(), { once: true });
-  const stats: SimulationStats = {
+/** The counts of a run that has sent nothing yet. */
+export function emptyStats(startedAt: number): SimulationStats {
+  return {
     webhooks: 0,
     deliveries: 0,
     acknowledged: 0,
@@ -141,8 +135,19 @@ export function createSimulation(options: SimulationOptions, deps: SimulationDep
     invalidByReason: {},
     failures: 0,
     interrupted: 0,
-    startedAt: now(),
+    startedAt,
   };
+}
+
+export function createSimulation(options: SimulationOptions, deps: SimulationDeps = {}): Simulation {
+  const now = deps.now ?? Date.now;
+  // Every open request and every retry wait listens to the stop: thousands of listeners are expected.
+  const stopper = new AbortController();
+  setMaxListeners(0, stopper.signal);
+  const signal = stopper.signal;
+  if (deps.signal?.aborted) stopper.abort();
+  deps.signal?.addEventListener('abort', () => stopper.abort(), { once: true });
+  const stats = emptyStats(now());
 
   async function run(): Promise<SimulationResult> {
     const { count } = options;

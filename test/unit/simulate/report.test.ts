@@ -1,23 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { misconfigurationHint, progressLine } from '../../../tools/simulate/report.js';
-import type { SimulationStats } from '../../../tools/simulate/simulation.js';
+import { emptyStats, type SimulationStats } from '../../../tools/simulate/simulation.js';
 
 const stats = (over: Partial<SimulationStats>): SimulationStats => ({
+  ...emptyStats(0),
   webhooks: 3,
   deliveries: 9,
-  acknowledged: 0,
-  duplicates: 0,
-  reserialized: 0,
   retriedAfterFailure: 6,
-  reordered: 0,
   retrying: 3,
-  gaveUp: 0,
-  duplicatesGaveUp: 0,
-  invalid: 0,
-  invalidByReason: {},
-  failures: 0,
-  interrupted: 0,
-  startedAt: 0,
   ...over,
 });
 
