@@ -38,7 +38,7 @@ export class CheckpointWriter<V> {
     const due = [...this.#due].map((task) => ({ task, streamTime: task.committedStreamTime }));
     this.#due.clear();
     this.#pending = (async () => {
-      for (const { task, streamTime } of due) {
+      for (const [i, { task, streamTime }] of due.entries()) {
         // Its directory still writes the last checkpoint: this one waits for the next (its committed
         // state waits in memory meanwhile), one write in flight a directory.
         if (task.stateDir?.writing) {
@@ -46,11 +46,18 @@ export class CheckpointWriter<V> {
           continue;
         }
         const offsets = new Map<string, bigint>();
-        for (const { topic } of task.changelogs())
-          offsets.set(
-            topic,
-            BigInt(await consumer.queryHighWatermark!(topic, task.partition, QUERY_TIMEOUT_MS)),
-          );
+        try {
+          for (const { topic } of task.changelogs())
+            offsets.set(
+              topic,
+              BigInt(await consumer.queryHighWatermark!(topic, task.partition, QUERY_TIMEOUT_MS)),
+            );
+        } catch (error) {
+          // No answer: this task and the ones after it stay due, for the checkpoint after the next
+          // commit of any task (one that commits nothing more would otherwise never get one).
+          for (const left of due.slice(i)) this.#due.add(left.task);
+          throw error;
+        }
         if (task.stateDir?.writing) {
           this.#due.add(task);
           continue;

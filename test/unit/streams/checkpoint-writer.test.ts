@@ -91,6 +91,25 @@ describe('checkpoints after commits', () => {
     expect(a.taken).toHaveLength(1);
   });
 
+  it('keeps every task whose answer did not come due, for the checkpoint after any next commit', async () => {
+    let fail = true;
+    const c = consumer(async () => {
+      if (fail) throw new Error('broker gone');
+      return 7;
+    });
+    const writer = new CheckpointWriter<unknown>(c, log, 1_000);
+    const a = task(0);
+    const b = task(1);
+    writer.committed([a.task, b.task], 10_000);
+    await writer.settled();
+    expect([a.taken, b.taken]).toEqual([[], []]);
+    fail = false;
+    // Another task commits; a and b commit nothing more, and still get their checkpoints.
+    writer.committed([task(2).task], 11_000);
+    await writer.settled();
+    expect([a.taken.length, b.taken.length]).toEqual([1, 1]);
+  });
+
   it('leaves tasks whose state is in memory alone', async () => {
     const c = consumer(async () => 1);
     const writer = new CheckpointWriter<unknown>(c, log, 1_000);
