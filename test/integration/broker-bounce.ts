@@ -40,15 +40,55 @@ export async function brokerBounce(
   downMs: number,
   track: { children: ChildProcess[]; brokerStarted: (broker: DedicatedBroker) => void },
 ): Promise<void> {
+  // CI prints a failed test's message, not the output around it: a failure names the step it was in,
+  // the steps' times, and the router's last log lines, so that a timeout can be told from a slow machine.
+  const trail = new StepTrail();
+  try {
+    await within(
+      bounceSteps(downMs, track, trail),
+      TEST_TIMEOUT_MS - 5_000 + downMs,
+      'end of the broker bounce',
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${trail.describe()}\n${trail.lastLogLines()}`, {
+      cause: error,
+    });
+  }
+}
+
+/** What the bounce has done so far, and when, for a failure's message. */
+class StepTrail {
+  readonly #t0 = Date.now();
+  readonly #steps: string[] = [];
+  logs: readonly string[] = [];
+
+  step(what: string): void {
+    const line = `${what} +${Date.now() - this.#t0} ms`;
+    this.#steps.push(line);
+    if (process.env.DEBUG_STEPS) console.log(`STEP ${line}`);
+  }
+
+  describe(): string {
+    return `steps: ${this.#steps.join(', ') || 'none'}; now +${Date.now() - this.#t0} ms`;
+  }
+
+  lastLogLines(count = 12): string {
+    return `router's last log lines:\n${this.logs.slice(-count).join('\n')}`;
+  }
+}
+
+async function bounceSteps(
+  downMs: number,
+  track: { children: ChildProcess[]; brokerStarted: (broker: DedicatedBroker) => void },
+  trail: StepTrail,
+): Promise<void> {
   const bounce = async (b: DedicatedBroker) => {
     if (downMs === 0) return b.restartKafka();
     await b.stopKafka();
     await new Promise((r) => setTimeout(r, downMs));
     await b.startKafka();
   };
-  const t0 = Date.now();
-  const step = (what: string) =>
-    process.env.DEBUG_STEPS && console.log(`STEP ${what} +${Date.now() - t0} ms`);
+  const step = (what: string) => trail.step(what);
   const broker = await startDedicatedBroker();
   track.brokerStarted(broker);
   step('broker started');
@@ -67,6 +107,8 @@ export async function brokerBounce(
     PROCESSOR_SESSION_TIMEOUT_MS: SESSION_TIMEOUT_MS,
   });
   track.children.push(app.child);
+  trail.logs = app.logs;
+  step('router running');
   // Committing: the first transactions are in; the rest of the backlog is in flight at the restart.
   const end = Date.now() + STEP_TIMEOUT_MS;
   while (
