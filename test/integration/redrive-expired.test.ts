@@ -166,4 +166,25 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
     expect((await redrivenRuns()).filter((run) => run === result.runId)).toHaveLength(6);
     expect(seen.at(-1)!.done).toBe(seen.at(-1)!.total);
   });
+
+  it('stops at Ctrl-C after the chunk under way, with what went through counted, and says it was interrupted', async () => {
+    const controller = new AbortController();
+    const result = await redrive({
+      settings: harness.settings,
+      serde: harness.serde,
+      prefix: harness.prefix,
+      filter: { reasons: ['data-missing'] },
+      dedupeWindowMs: 7 * DAY,
+      chunk: { records: 2, bytes: 1_048_576, waitMs: 60_000 },
+      progressEveryMs: 0,
+      // The first chunk of two is acknowledged; then Ctrl-C.
+      onProgress: (progress) => {
+        if (progress.sent > 0) controller.abort(new Error('interrupted'));
+      },
+      signal: controller.signal,
+    });
+    expect(result).toMatchObject({ interrupted: true, sent: 2 });
+    expect(result.read).toBeLessThan(8);
+    expect((await redrivenRuns()).filter((run) => run === result.runId)).toHaveLength(2);
+  });
 });

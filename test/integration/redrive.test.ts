@@ -107,6 +107,22 @@ describe('hookledger redrive after a fix', () => {
     expect([...stages]).toEqual(['dedupe-router.route']);
   });
 
+  it('ends with exit code 130 and says it was interrupted when Ctrl-C came before the read was over', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('interrupted'));
+    const printed: string[] = [];
+    const code = await runRedriveCommand([], {
+      stdout: { write: (text: string) => printed.push(text) },
+      stderr: { write: () => true },
+      env: harness.environment(),
+      signal: controller.signal,
+    });
+    expect(code).toBe(130);
+    expect(printed.join('')).toMatch(
+      /interrupted {3}before the end of webhooks\.dlq[\s\S]*sent {6} {4}0 to webhooks\.raw/,
+    );
+  });
+
   it('fails with one line on a bad option', async () => {
     await expect(redrive(['--from', 'yesterday'])).rejects.toThrow(/--from: expected an ISO 8601 time/);
   });

@@ -66,6 +66,11 @@ export interface RedriveOptions {
   progressEveryMs?: number;
   chunk?: ChunkLimits;
   now?: () => number;
+  /**
+   * Ctrl-C: the read stops at once and the run ends with what the brokers acknowledged so far
+   * (`interrupted`); what was chosen but not yet written is not sent, and a new run sends it.
+   */
+  signal?: AbortSignal;
 }
 
 export interface RedriveResult extends SelectionCounts {
@@ -75,6 +80,8 @@ export interface RedriveResult extends SelectionCounts {
   sent: number;
   dedupeWindowMs: number;
   includeExpired: boolean;
+  /** Stopped by its signal (Ctrl-C) before it read to the end: `sent` is what went through. */
+  interrupted: boolean;
 }
 
 /**
@@ -145,11 +152,13 @@ export async function redrive({
   progressEveryMs = 1_000,
   chunk = CHUNK_LIMITS,
   now = Date.now,
+  signal,
 }: RedriveOptions): Promise<RedriveResult> {
   const started = now();
   const names = topicNames(prefix);
   const selection = new Selection({ filter, dedupeWindowMs, includeExpired, now });
   let sent = 0;
+  let interrupted = false;
   const marks = await withAdmin(settings, async (admin) => {
     const [dlq] = await admin.describeTopics([names.dlq]);
     if (dlq === undefined)
@@ -190,7 +199,10 @@ export async function redrive({
       topic: names.dlq,
       partitions: marks.map(({ partition }) => ({ partition })),
       component: 'redrive-reader',
+      ...(signal === undefined ? {} : { signal }),
       onRecord: async ({ partition, offset, key, value, timestamp }) => {
+        // Within a batch too: Ctrl-C stops before the next letter, not at the end of the batch.
+        signal?.throwIfAborted();
         position.set(partition, Number(offset) + 1);
         if (value === null) return;
         const letter = await serde.decode<DeadLetter>(value);
@@ -224,12 +236,14 @@ export async function redrive({
     });
     await flush();
   } catch (error) {
-    throw !dryRun && sent > 0 ? new RedriveIncompleteError(runId, sent, error) : error;
+    // Stopped between chunks (each chunk's write is awaited where it starts): what went through is `sent`.
+    if (signal?.aborted === true) interrupted = true;
+    else throw !dryRun && sent > 0 ? new RedriveIncompleteError(runId, sent, error) : error;
   } finally {
     await writer?.close();
   }
-  if (reported !== undefined) onProgress?.({ ...progress(), done: total });
-  return { runId, dryRun, ...selection.counts, sent, dedupeWindowMs, includeExpired };
+  if (reported !== undefined) onProgress?.(interrupted ? progress() : { ...progress(), done: total });
+  return { runId, dryRun, ...selection.counts, sent, dedupeWindowMs, includeExpired, interrupted };
 }
 
 /** The summary the command prints. */
@@ -239,6 +253,12 @@ export function redriveSummary(result: RedriveResult): string {
   const age = `${formatDuration(result.dedupeWindowMs)} − ${formatDuration(EXPIRY_MARGIN_MS)}`;
   return [
     `redrive ${result.runId}${result.dryRun ? ' (dry run: nothing sent)' : ''}`,
+    ...(result.interrupted
+      ? [
+          '  interrupted   before the end of webhooks.dlq: the counts are of what was read; running redrive',
+          '                again is safe (it sends the rest, and the ids the router routed since are duplicates)',
+        ]
+      : []),
     `  read          ${result.read} dead letter(s)`,
     `  selected      ${selected}${byReason ? ` (${byReason})` : ''}`,
     `  ${result.dryRun ? 'would send' : 'sent      '}    ${result.sent} to webhooks.raw with ${REDRIVE_HEADER}: ${result.runId}`,

@@ -28,6 +28,7 @@ describe('--json', () => {
       repeats: 0,
       dedupeWindowMs: 604_800_000,
       includeExpired: false,
+      interrupted: false,
     });
     expect(JSON.parse(json)).toEqual({
       runId: 'redrive-20261126-090000-ab12',
@@ -42,6 +43,7 @@ describe('--json', () => {
       repeats: 0,
       dedupeWindowMs: 604_800_000,
       includeExpired: false,
+      interrupted: false,
     });
   });
 

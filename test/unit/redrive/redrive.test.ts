@@ -61,6 +61,7 @@ describe('redrive', () => {
     repeats: 1,
     dedupeWindowMs: 7 * 86_400_000,
     includeExpired: false,
+    interrupted: false,
   };
 
   it('summarises what was selected, sent and skipped', () => {
@@ -70,6 +71,13 @@ describe('redrive', () => {
     expect(text).toContain('skipped by filter 2');
     expect(text).toContain('repeats       1');
     expect(text).not.toContain('expired');
+    expect(text).not.toContain('interrupted');
+  });
+
+  it('says a run stopped by Ctrl-C ended before the end, and that running it again is safe', () => {
+    const text = redriveSummary({ ...result, interrupted: true });
+    expect(text).toContain('interrupted   before the end of webhooks.dlq');
+    expect(text).toContain('again is safe');
   });
 
   it('says how many were skipped as expired, against which window, and the flag that sends them', () => {

@@ -43,6 +43,8 @@ second time); --include-expired sends them too, as first deliveries.
 
 Records are written in chunks as they are read (at most 1,000 or 4 MiB at a time); on a long run, a
 progress line goes to stderr every few seconds (a bar on a terminal): dead letters read, sent so far.
+Ctrl-C (SIGINT or SIGTERM) stops the read at once: the summary counts what was read and sent, and the
+exit code is 130; running redrive again is safe.
 
 options:
   --reason <code>      only dead letters with this reason (repeatable), one of the codes below
@@ -53,7 +55,7 @@ options:
   --dry-run            read and count; send nothing
   --json               one JSON object on stdout: {runId, dryRun, read, selected: {<reason>: n}, sent,
                        skippedByFilter, skippedUndecodable, skippedFetchAnswers, skippedExpired, repeats, dedupeWindowMs,
-                       includeExpired}
+                       includeExpired, interrupted}
   -h, --help           this text
 
 reasons (docs/topics.md says what each means; envelope-undecodable ones have no envelope to send):
@@ -93,6 +95,8 @@ export interface RedriveIo {
   /** Progress on a long run, and what a failed run sent before failing. */
   stderr: { write(text: string): unknown; isTTY?: boolean };
   env: NodeJS.ProcessEnv;
+  /** Stops the run (Ctrl-C); the command listens to SIGINT and SIGTERM itself when none is given. */
+  signal?: AbortSignal;
 }
 
 /** A progress line every few seconds when not on a terminal. */
@@ -145,6 +149,7 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
       includeExpired: values['include-expired'] ?? false,
       dryRun,
       runId,
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
       onProgress: (p) =>
         reporter.update({
           label: 'webhooks.dlq',
@@ -157,7 +162,7 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
     });
     reporter.end();
     io.stdout.write(`${values.json ? redriveJson(result) : redriveSummary(result)}\n`);
-    return 0;
+    return result.interrupted ? 130 : 0;
   } catch (thrown) {
     reporter.end();
     let error = thrown;
@@ -183,6 +188,21 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
 
 export const command: Command = {
   help: HELP,
-  run: (args) =>
-    runRedriveCommand(args, { stdout: process.stdout, stderr: process.stderr, env: process.env }),
+  run: async (args) => {
+    const controller = new AbortController();
+    const stop = () => controller.abort(new Error('interrupted'));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    try {
+      return await runRedriveCommand(args, {
+        stdout: process.stdout,
+        stderr: process.stderr,
+        env: process.env,
+        signal: controller.signal,
+      });
+    } finally {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    }
+  },
 };
