@@ -41,6 +41,8 @@ interface Delivery {
   source: Source | undefined;
   receivedAt: number;
   webhookId: string | undefined;
+  /** Bytes of the receiving budget this request holds until its answer is sent. */
+  reservedBytes: number;
 }
 
 declare module 'fastify' {
@@ -88,15 +90,20 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
   // The per-request hooks take fastify's callback form: an async hook costs a promise and a microtask.
   app.addHook('onRequest', (request: FastifyRequest<{ Params: { source: string } }>, reply, done) => {
     const source = sources.get(request.params.source);
-    request.delivery = { source, receivedAt: Date.now(), webhookId: undefined };
     // Taken before the body is read, given back once the answer is sent or the connection is gone.
     const reserved = bytesToReserve(request.headers['content-length'], bodyLimit);
+    const delivery: Delivery = { source, receivedAt: Date.now(), webhookId: undefined, reservedBytes: 0 };
+    request.delivery = delivery;
     if (!receiving.take(reserved)) {
       reply.header('connection', 'close');
       done(new INGEST_ERR_RECEIVING());
       return;
     }
-    reply.raw.once('close', () => receiving.give(reserved));
+    delivery.reservedBytes = reserved;
+    reply.raw.once('close', () => {
+      receiving.give(delivery.reservedBytes);
+      delivery.reservedBytes = 0;
+    });
     // An empty or malformed Content-Type would get fastify's own 415 before any parser runs: let the
     // catch-all parser take it instead. The envelope keeps the header as sent (request.raw.headers).
     const type = request.headers['content-type'];
@@ -127,6 +134,13 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
   app.post<{ Params: { source: string } }>('/webhooks/:source', { bodyLimit }, async (request, reply) => {
     const delivery = request.delivery!;
     const body = Buffer.isBuffer(request.body) ? request.body : EMPTY;
+    // Read: from now on the request holds its body's bytes, not the body limit a chunked one reserved
+    // (else 64 chunked deliveries waiting for Kafka's acknowledgement would refuse every other sender).
+    // (The connection may be gone already: its bytes came back then, and reservedBytes is 0.)
+    if (body.length < delivery.reservedBytes) {
+      receiving.give(delivery.reservedBytes - body.length);
+      delivery.reservedBytes = body.length;
+    }
     const source = delivery.source;
     // Read to the same limit as a known source's (413 over it); nothing stored, nothing quarantined.
     if (source === undefined) throw new INGEST_ERR_UNKNOWN_SOURCE();

@@ -12,10 +12,12 @@ export type SignatureCheck = { ok: true; keyId: string } | { ok: false; reason: 
 export function parseSignatureHeader(
   header: string | string[] | undefined,
 ): { ok: true; digest: Buffer } | { ok: false; reason: SignatureFailure } {
-  // Two X-Signature headers are ambiguous: refuse rather than guess which one the sender meant.
   if (header === undefined || header === '') return { ok: false, reason: 'missing' };
-  if (Array.isArray(header)) return { ok: false, reason: 'malformed' };
-  const value = header.trim();
+  // The header given twice (a proxy that repeats it; Node joins the copies with ", "): the same
+  // signature twice is that signature; two different ones are ambiguous, refused rather than guessed.
+  const copies = (Array.isArray(header) ? header : header.split(',')).map((copy) => copy.trim());
+  if (copies.some((copy) => copy !== copies[0])) return { ok: false, reason: 'malformed' };
+  const value = copies[0]!;
   const eq = value.indexOf('=');
   if (eq < 0) return { ok: false, reason: 'malformed' };
   if (value.slice(0, eq + 1).toLowerCase() !== PREFIX) return { ok: false, reason: 'algorithm' };

@@ -272,4 +272,40 @@ describe('ingest server', () => {
     expect(status).toBe(401);
     expect(kafka.acked).toHaveLength(1);
   });
+
+  it('holds only a chunked body’s own bytes once it is read, not the body limit, while Kafka has not acknowledged it', async () => {
+    const { port, kafka } = await listening({
+      bodyLimit: 1_000,
+      limits: { maxReceivingBytes: 2_500 },
+    });
+    kafka.behaviour = 'manual';
+    const chunked = (id: string) => {
+      const body = BODY.replace('wh_1', id);
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk;
+      });
+      // No Content-Length: 1,000 bytes (the body limit) are taken until the body is in.
+      socket.write(
+        `POST /webhooks/energy HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nX-Signature: ${signBody(body, KEY)}\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+      );
+      onTestFinished(() => {
+        socket.destroy();
+      });
+      return () => text;
+    };
+    // Three chunked deliveries wait for Kafka at once: with 1,000 bytes each held, the third would be refused.
+    const answers = [chunked('wh_a'), chunked('wh_b'), chunked('wh_c')];
+    // The first waits for its acknowledgement; the others are read meanwhile (or refused at once, before the fix).
+    await until(() => kafka.sends.length > 0 || answers.some((a) => a() !== ''));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(answers.map((a) => a())).toEqual(['', '', '']);
+    kafka.behaviour = 'ack';
+    kafka.release();
+    await until(() => answers.every((a) => a() !== ''));
+    for (const answer of answers) expect(answer()).toMatch(/^HTTP\/1.1 200/);
+    expect(kafka.acked).toHaveLength(3);
+  });
 });

@@ -37,7 +37,13 @@ describe('signature', () => {
     ['an empty digest', 'sha1=', 'malformed'],
     ['non-hex characters', `sha1=${'z'.repeat(40)}`, 'malformed'],
     ['a base64 digest', `sha1=${createHmac('sha1', 'first-key').update(body).digest('base64')}`, 'malformed'],
-    ['two headers', [`sha1=${hex('first-key')}`, `sha1=${hex('first-key')}`], 'malformed'],
+    ['two different headers', [`sha1=${hex('first-key')}`, `sha1=${hex('second-key')}`], 'malformed'],
+    [
+      'two different headers joined by Node',
+      `sha1=${hex('first-key')}, sha1=${hex('second-key')}`,
+      'malformed',
+    ],
+    ['the same wrong signature twice', `sha1=${hex('not-a-key')}, sha1=${hex('not-a-key')}`, 'mismatch'],
     ['a signature of other bytes', `sha1=${hex('first-key', Buffer.from(`${body} `))}`, 'mismatch'],
     ['a signature with an unknown key', `sha1=${hex('not-a-key')}`, 'mismatch'],
   ])('refuses %s', (_name, header, reason) => {
@@ -45,6 +51,12 @@ describe('signature', () => {
       ok: false,
       reason,
     });
+  });
+
+  it('accepts the same signature given twice (a proxy that repeats the header), as Node joins it or as an array', () => {
+    const one = `sha1=${hex('first-key')}`;
+    expect(verifySignature(body, `${one}, ${one}`, keys)).toEqual({ ok: true, keyId: 'k1' });
+    expect(verifySignature(body, [one, one], keys)).toEqual({ ok: true, keyId: 'k1' });
   });
 
   it('never matches a re-serialized body (whitespace and order matter)', () => {
