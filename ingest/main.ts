@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
-import { type Config, ConfigError, loadConfig } from '../runtime/config.js';
+import { type Config, ConfigError, INGEST_HEADERS_TIMEOUT_MS, loadConfig } from '../runtime/config.js';
 import { logStartConfig } from '../runtime/config-view.js';
 import { withAdmin } from '../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../runtime/kafka/rdkafka.js';
@@ -228,7 +228,7 @@ export async function startIngest({
         maxConnections: config.INGEST_MAX_CONNECTIONS,
         maxReceivingBytes: config.INGEST_MAX_RECEIVING_BYTES,
         requestTimeoutMs: config.INGEST_REQUEST_TIMEOUT_MS,
-        headersTimeoutMs: Math.min(5_000, config.INGEST_REQUEST_TIMEOUT_MS),
+        headersTimeoutMs: Math.min(INGEST_HEADERS_TIMEOUT_MS, config.INGEST_REQUEST_TIMEOUT_MS),
         keepAliveTimeoutMs: config.INGEST_KEEP_ALIVE_TIMEOUT_MS,
       },
       ...(https ? { https } : {}),

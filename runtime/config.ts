@@ -33,6 +33,11 @@ const duration = (example: string) =>
   });
 
 /** A duration within bounds, the bounds said as durations. */
+/** The platform gives up on a delivery after this (the contract's "200 expected within 30 s"). */
+const PLATFORM_TIMEOUT_MS = 30_000;
+/** A request's headers must be in within this (at most INGEST_REQUEST_TIMEOUT_MS); ingest's deadline starts after them. */
+export const INGEST_HEADERS_TIMEOUT_MS = 5_000;
+
 const boundedDuration = (example: string, min: number, max: number, tooLong?: string) =>
   duration(example).pipe(
     z
@@ -175,8 +180,8 @@ const environment = z.object({
   INGEST_DEADLINE_MS: boundedDuration(
     '10s',
     1,
-    29_000,
-    "must stay under the platform's 30 s timeout",
+    PLATFORM_TIMEOUT_MS - INGEST_HEADERS_TIMEOUT_MS - 1_000,
+    `must stay under the platform's 30 s timeout, which starts before the request's headers are in (up to ${INGEST_HEADERS_TIMEOUT_MS / 1_000} s) and the deadline after`,
   ).default(10_000),
   /**
    * On SIGTERM, how long /readyz answers 503 while the listener still serves, before it closes: load

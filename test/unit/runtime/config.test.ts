@@ -172,6 +172,11 @@ describe('configuration from the environment', () => {
 
   it('refuses a deadline that the platform would time out before', () => {
     expect(errorOf({ ...minimal, INGEST_DEADLINE_MS: '30000' })).toMatch(/^INGEST_DEADLINE_MS: /);
+    // The platform's 30 s start before the headers are in (up to 5 s), the deadline after them.
+    expect(errorOf({ ...minimal, INGEST_DEADLINE_MS: '25s' })).toMatch(
+      /^INGEST_DEADLINE_MS: must stay under the platform's 30 s timeout, which starts before the request's headers are in \(up to 5 s\)/,
+    );
+    expect(loadConfig({ ...minimal, INGEST_DEADLINE_MS: '24s' }).INGEST_DEADLINE_MS).toBe(24_000);
   });
 
   it('refuses a deadline no write can meet: within its batch’s linger and a round trip to Kafka', () => {
