@@ -14,7 +14,7 @@ import type { RunningStage } from '../../runtime/streams/stage.js';
 import type { RawEnvelope } from '../../schemas/raw-envelope.js';
 import { valueSubject } from '../../schemas/topics.js';
 import { runRedriveCommand } from '../../tools/cli/commands/redrive.js';
-import { type RedriveProgress, redrive } from '../../tools/redrive/redrive.js';
+import { type RedriveOptions, type RedriveProgress, redrive } from '../../tools/redrive/redrive.js';
 import { testStack } from '../helpers/stack.js';
 import { storedDeliveries } from '../unit/processors/fixtures.js';
 import { ProcessorsHarness, randomPrefix, runInProcess } from './processors-harness.js';
@@ -72,6 +72,19 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
   }
 
   const run = (args: string[]) => runInProcess(runRedriveCommand, args, harness.environment());
+
+  /** The recent `data-missing` letters redriven in chunks of two, with progress at every record. */
+  const redriveInChunksOfTwo = (options: Pick<RedriveOptions, 'onProgress' | 'signal'>) =>
+    redrive({
+      settings: harness.settings,
+      serde: harness.serde,
+      prefix: harness.prefix,
+      filter: { reasons: ['data-missing'] },
+      dedupeWindowMs: 7 * DAY,
+      chunk: { records: 2, bytes: 1_048_576, waitMs: 60_000 },
+      progressEveryMs: 0,
+      ...options,
+    });
 
   const redrivenRuns = async () => {
     const runs: string[] = [];
@@ -147,16 +160,7 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
     expect(recent).toHaveLength(6);
     await letters(recent.map((envelope) => ({ envelope, reason: 'data-missing', at: now - DAY })));
     const seen: RedriveProgress[] = [];
-    const result = await redrive({
-      settings: harness.settings,
-      serde: harness.serde,
-      prefix: harness.prefix,
-      filter: { reasons: ['data-missing'] },
-      dedupeWindowMs: 7 * DAY,
-      chunk: { records: 2, bytes: 1_048_576, waitMs: 60_000 },
-      progressEveryMs: 0,
-      onProgress: (progress) => seen.push(progress),
-    });
+    const result = await redriveInChunksOfTwo({ onProgress: (progress) => seen.push(progress) });
     expect(result).toMatchObject({ read: 8, sent: 6, skippedByFilter: 2, skippedExpired: 0 });
     const during = seen.slice(0, -1);
     // Sent counts what the brokers acknowledged: chunks of two, written before the read was over.
@@ -169,14 +173,7 @@ describe('hookledger redrive of dead letters older than the dedupe window', () =
 
   it('stops at Ctrl-C after the chunk under way, with what went through counted, and says it was interrupted', async () => {
     const controller = new AbortController();
-    const result = await redrive({
-      settings: harness.settings,
-      serde: harness.serde,
-      prefix: harness.prefix,
-      filter: { reasons: ['data-missing'] },
-      dedupeWindowMs: 7 * DAY,
-      chunk: { records: 2, bytes: 1_048_576, waitMs: 60_000 },
-      progressEveryMs: 0,
+    const result = await redriveInChunksOfTwo({
       // The first chunk of two is acknowledged; then Ctrl-C.
       onProgress: (progress) => {
         if (progress.sent > 0) controller.abort(new Error('interrupted'));

@@ -65,6 +65,23 @@ export function exitIfStillRunning(warn: (message: string) => void, graceMs = 5_
 }
 
 /** A failure to reach or use Kafka, as the one line the user sees; undefined for any other error. */
+/**
+ * Runs a command that stops by itself on Ctrl-C: SIGINT or SIGTERM aborts the signal it is given (once:
+ * a second Ctrl-C kills the process as usual), and the handlers are removed when it ends.
+ */
+export async function untilStopSignal(run: (signal: AbortSignal) => Promise<number>): Promise<number> {
+  const controller = new AbortController();
+  const stop = () => controller.abort(new Error('interrupted'));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    return await run(controller.signal);
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
 export function clusterFailure(error: unknown, brokers: readonly string[]): CommandFailed | undefined {
   if (!isClusterError(error)) return undefined;
   return new CommandFailed(`Kafka at ${brokers.join(',')}: ${(error as Error).message}`);

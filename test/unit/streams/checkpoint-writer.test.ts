@@ -30,6 +30,20 @@ function consumer(answer: (topic: string, partition: number) => Promise<number>)
   };
 }
 
+/** Brokers that do not answer until `back()`, then answer 7 for every changelog end. */
+function goneThenBack() {
+  let gone = true;
+  return {
+    consumer: consumer(async () => {
+      if (gone) throw new Error('broker gone');
+      return 7;
+    }),
+    back: () => {
+      gone = false;
+    },
+  };
+}
+
 const log = pino({ level: 'silent' });
 
 describe('checkpoints after commits', () => {
@@ -75,35 +89,27 @@ describe('checkpoints after commits', () => {
   });
 
   it('takes no checkpoint when the brokers do not answer, and tries again after the next commit', async () => {
-    let fail = true;
-    const c = consumer(async () => {
-      if (fail) throw new Error('broker gone');
-      return 7;
-    });
-    const writer = new CheckpointWriter<unknown>(c, log, 1_000);
+    const brokers = goneThenBack();
+    const writer = new CheckpointWriter<unknown>(brokers.consumer, log, 1_000);
     const a = task();
     writer.committed([a.task], 10_000);
     await writer.settled();
     expect(a.taken).toEqual([]);
-    fail = false;
+    brokers.back();
     writer.committed([a.task], 11_000);
     await writer.settled();
     expect(a.taken).toHaveLength(1);
   });
 
   it('keeps every task whose answer did not come due, for the checkpoint after any next commit', async () => {
-    let fail = true;
-    const c = consumer(async () => {
-      if (fail) throw new Error('broker gone');
-      return 7;
-    });
-    const writer = new CheckpointWriter<unknown>(c, log, 1_000);
+    const brokers = goneThenBack();
+    const writer = new CheckpointWriter<unknown>(brokers.consumer, log, 1_000);
     const a = task(0);
     const b = task(1);
     writer.committed([a.task, b.task], 10_000);
     await writer.settled();
     expect([a.taken, b.taken]).toEqual([[], []]);
-    fail = false;
+    brokers.back();
     // Another task commits; a and b commit nothing more, and still get their checkpoints.
     writer.committed([task(2).task], 11_000);
     await writer.settled();

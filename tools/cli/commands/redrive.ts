@@ -24,6 +24,7 @@ import {
   parseOptions,
   stderrLogger,
   UsageError,
+  untilStopSignal,
 } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
 
@@ -188,21 +189,8 @@ export async function runRedriveCommand(args: string[], io: RedriveIo): Promise<
 
 export const command: Command = {
   help: HELP,
-  run: async (args) => {
-    const controller = new AbortController();
-    const stop = () => controller.abort(new Error('interrupted'));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    try {
-      return await runRedriveCommand(args, {
-        stdout: process.stdout,
-        stderr: process.stderr,
-        env: process.env,
-        signal: controller.signal,
-      });
-    } finally {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    }
-  },
+  run: (args) =>
+    untilStopSignal((signal) =>
+      runRedriveCommand(args, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal }),
+    ),
 };

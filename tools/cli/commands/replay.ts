@@ -21,6 +21,7 @@ import {
   parseOptions,
   stderrLogger,
   UsageError,
+  untilStopSignal,
 } from '../command.js';
 import { STACK_ENV_HELP } from '../stack-env.js';
 import { DIFF_HELP, runReplayDiffCommand } from './replay-diff.js';
@@ -178,20 +179,8 @@ export const command: Command = {
       process.stdout.write(`${HELP}\n`);
       return 0;
     }
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    try {
-      return await runReplayCommand(args, {
-        stdout: process.stdout,
-        stderr: process.stderr,
-        env: process.env,
-        signal: controller.signal,
-      });
-    } finally {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    }
+    return untilStopSignal((signal) =>
+      runReplayCommand(args, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal }),
+    );
   },
 };
