@@ -15,9 +15,14 @@ export function parseSignatureHeader(
   if (header === undefined || header === '') return { ok: false, reason: 'missing' };
   // The header given twice (a proxy that repeats it; Node joins the copies with ", "): the same
   // signature twice is that signature; two different ones are ambiguous, refused rather than guessed.
-  const copies = (Array.isArray(header) ? header : header.split(',')).map((copy) => copy.trim());
-  if (copies.some((copy) => copy !== copies[0])) return { ok: false, reason: 'malformed' };
-  const value = copies[0]!;
+  // (A single header, the usual case, allocates no list.)
+  let value: string;
+  if (typeof header === 'string' && !header.includes(',')) value = header.trim();
+  else {
+    const copies = (Array.isArray(header) ? header : header.split(',')).map((copy) => copy.trim());
+    if (copies.some((copy) => copy !== copies[0])) return { ok: false, reason: 'malformed' };
+    value = copies[0]!;
+  }
   const eq = value.indexOf('=');
   if (eq < 0) return { ok: false, reason: 'malformed' };
   if (value.slice(0, eq + 1).toLowerCase() !== PREFIX) return { ok: false, reason: 'algorithm' };

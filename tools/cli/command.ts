@@ -64,7 +64,6 @@ export function exitIfStillRunning(warn: (message: string) => void, graceMs = 5_
   }, graceMs).unref();
 }
 
-/** A failure to reach or use Kafka, as the one line the user sees; undefined for any other error. */
 /**
  * Runs a command that stops by itself on Ctrl-C: SIGINT or SIGTERM aborts the signal it is given (once:
  * a second Ctrl-C kills the process as usual), and the handlers are removed when it ends.
@@ -82,6 +81,7 @@ export async function untilStopSignal(run: (signal: AbortSignal) => Promise<numb
   }
 }
 
+/** A failure to reach or use Kafka, as the one line the user sees; undefined for any other error. */
 export function clusterFailure(error: unknown, brokers: readonly string[]): CommandFailed | undefined {
   if (!isClusterError(error)) return undefined;
   return new CommandFailed(`Kafka at ${brokers.join(',')}: ${(error as Error).message}`);
