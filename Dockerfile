@@ -7,12 +7,14 @@ FROM ${NODE_IMAGE} AS build
 # The Kafka client (librdkafka) is built here when its prebuilt binary cannot be downloaded; linked
 # against Debian's OpenSSL, zlib and libcurl (OAUTHBEARER's OIDC token fetch), which the runtime image
 # has as shared libraries.
-RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 libssl-dev zlib1g-dev \
+RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 patch libssl-dev zlib1g-dev \
   libcurl4-openssl-dev \
   && rm -rf /var/lib/apt/lists/*
 ENV CKJS_LINKING=dynamic
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci's postinstall patches the client's binding (its message conversion) and rebuilds it.
+COPY tools/build tools/build
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY runtime runtime

@@ -242,13 +242,15 @@ describe('raw producer', () => {
 
   it("lets only the current producer's outcomes change readiness, not a late success of a replaced one", async () => {
     const kafka = new FakeKafka();
-    const p = producer(kafka.connect, { sendTimeoutMs: 60, deadlineMs: 1_000, maxInFlight: 2 });
+    // The second batch must leave before the first one's time is up (else it goes to the replacement) and be
+    // answered before its own is: 300 ms of margin each way, so a loaded machine's pauses do not swap them.
+    const p = producer(kafka.connect, { sendTimeoutMs: 600, deadlineMs: 5_000, maxInFlight: 2 });
     await until(() => p.ready);
     kafka.behaviour = 'manual';
     // Two batches in flight on the first producer; the first goes unanswered past its time and replaces it.
     const first = p.store(record('first'));
     await until(() => kafka.sends.length === 1);
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setTimeout(r, 300));
     const second = p.store(record('second'));
     await until(() => kafka.sends.length === 2);
     await expect(first).rejects.toMatchObject({ statusCode: 503 });

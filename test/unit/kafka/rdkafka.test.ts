@@ -1,9 +1,13 @@
+import type { KafkaConsumer } from '@confluentinc/kafka-javascript';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
+  createConsumer,
   ERRORS,
   isFatalError,
   isFenced,
   KafkaError,
+  type KafkaSettings,
   pinoLevelForSeverity,
   toKafkaError,
 } from '../../../runtime/kafka/rdkafka.js';
@@ -57,5 +61,27 @@ describe('librdkafka log severities', () => {
       'info',
       'debug',
     ]);
+  });
+});
+
+describe("a consumer's properties", () => {
+  const settings = (properties?: Record<string, string>): KafkaSettings => ({
+    brokers: ['127.0.0.1:1'],
+    clientId: 'test',
+    logger: pino({ level: 'silent' }),
+    properties,
+  });
+  const config = (consumer: KafkaConsumer) =>
+    (consumer as unknown as { globalConfig: Record<string, unknown> }).globalConfig;
+
+  it('fetch a full partition again after 10 ms, not librdkafka’s 1 s', () => {
+    expect(config(createConsumer(settings(), { 'group.id': 'g' }))['fetch.queue.backoff.ms']).toBe(10);
+  });
+
+  it('take the connection’s properties (KAFKA_CONFIG_FILE) and the caller’s over the defaults', () => {
+    const fromFile = createConsumer(settings({ 'fetch.queue.backoff.ms': '500' }), { 'group.id': 'g' });
+    expect(config(fromFile)['fetch.queue.backoff.ms']).toBe('500');
+    const fromCaller = createConsumer(settings(), { 'group.id': 'g', 'fetch.queue.backoff.ms': 50 } as never);
+    expect(config(fromCaller)['fetch.queue.backoff.ms']).toBe(50);
   });
 });
