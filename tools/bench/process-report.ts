@@ -26,7 +26,8 @@ export interface Report {
   registryUrl: string;
   brokerPid: number | undefined;
   memoryIds: number;
-  perf: ConsumerPerf & { load1: number };
+  /** The median of the JVM consumer's runs (`runs`: each one's records/s over its fetch time). */
+  perf: ConsumerPerf & { load1: number; runs?: number[] };
   /** The floor: the runtime's transaction cadence (10,000 records / 100 ms). */
   bare: StageFigures;
   /** The same with big transactions (≥ 10k records each), when measured. */
@@ -106,7 +107,7 @@ export function renderReport(r: Report): string {
     '## Processors',
     '',
     `Reproduce: \`${command}\` (with \`KAFKA_BROKERS\` and \`SCHEMA_REGISTRY_URL\` set it uses that stack, else it starts the local one).`,
-    `(defaults \`--ids 200000 --retries 20000 --partitions 6 --memory-ids 1000000 --profile-ids 40000 --big-transactions 10000\`; a quick run: \`-- --ids 20000 --retries 2000 --memory-ids 100000 --profile-ids 10000 --no-write\`).`,
+    `(defaults \`--ids 200000 --retries 20000 --partitions 6 --memory-ids 1000000 --profile-ids 40000 --big-transactions 10000 --restore-runs 3 --jvm-runs 3\`; a quick run: \`-- --ids 20000 --retries 2000 --memory-ids 100000 --profile-ids 10000 --no-write\`).`,
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cores} × ${cpu} (nproc ${cores}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version};`,
     `single-broker stack at ${r.brokers.join(',')} (Kafka JVM pid ${r.brokerPid ?? 'not found'}), registry ${r.registryUrl}. Every Kafka client is librdkafka`,
     "(`@confluentinc/kafka-javascript`, native API). Other engineers' tests share this machine: the 1-minute load average before each part is in",
@@ -126,7 +127,7 @@ export function renderReport(r: Report): string {
     '',
     '| | records | records/s | process CPU µs/record (steady) | incl. start-up | broker CPU µs/record | records/transaction | commit wait | notes |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---|',
-    `| Kafka \`kafka-consumer-perf-test\` (reads only) | ${int(r.perf.records)} | ${fmt(r.perf.fetchRecordsPerSec)} | | ${fmt(perRecord(r.perf.toolCpu, r.perf.records), 1)} | ${fmt(perRecord(r.perf.brokerCpu, r.perf.records), 1)} | | | JVM consumer, read_uncommitted; records/s over fetch time (${fmt(r.perf.recordsPerSec)}/s with its group join); CPU includes JVM start-up |`,
+    `| Kafka \`kafka-consumer-perf-test\` (reads only) | ${int(r.perf.records)} | ${fmt(r.perf.fetchRecordsPerSec)} | | ${fmt(perRecord(r.perf.toolCpu, r.perf.records), 1)} | ${fmt(perRecord(r.perf.brokerCpu, r.perf.records), 1)} | | | JVM consumer, read_uncommitted; records/s over fetch time, the median of ${r.perf.runs?.length ?? 1} run(s)${r.perf.runs && r.perf.runs.length > 1 ? ` (${r.perf.runs.map((x) => fmt(x)).join(', ')})` : ''} (${fmt(r.perf.recordsPerSec)}/s with its group join); CPU includes JVM start-up |`,
     stageRow(
       'bare librdkafka exactly-once pass-through: **the floor**',
       r.bare,
@@ -237,9 +238,14 @@ export function renderReport(r: Report): string {
 }
 
 /** The median of the restores by records/s (the upper one of an even count). */
-export function medianRestore(runs: readonly Restored[]): Restored {
-  const sorted = [...runs].sort((a, b) => restoreRateOf(a) - restoreRateOf(b));
+/** The run whose figure is the median (the upper one of an even count). */
+export function medianBy<T>(runs: readonly T[], figure: (run: T) => number): T {
+  const sorted = [...runs].sort((a, b) => figure(a) - figure(b));
   return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+export function medianRestore(runs: readonly Restored[]): Restored {
+  return medianBy(runs, restoreRateOf);
 }
 
 /**
@@ -342,7 +348,10 @@ export function summaryJson(r: Report) {
       vsJvmConsumer: num(restoreRate / r.perf.fetchRecordsPerSec),
       runs: (r.restoreRuns ?? [r.restore]).map((x) => num(restoreRateOf(x))),
     },
-    jvmConsumer: { recordsPerSecond: num(r.perf.fetchRecordsPerSec) },
+    jvmConsumer: {
+      recordsPerSecond: num(r.perf.fetchRecordsPerSec),
+      runs: (r.perf.runs ?? [r.perf.fetchRecordsPerSec]).map(num),
+    },
     heapBytesPerId: num(r.heap),
     routerVsPassThrough: num((router.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
     tablesVsPassThrough: num((tables.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),

@@ -2,6 +2,7 @@
 // to the JVM consumer in the Markdown report.
 import { describe, expect, it } from 'vitest';
 import {
+  medianBy,
   medianRestore,
   type Report,
   type Restored,
@@ -111,6 +112,28 @@ describe('the JSON summary of bench:process', () => {
     const json = summaryJson(report({ restore: median, restoreRuns: runs }));
     expect(json.restore.recordsPerSecond).toBe(100_000);
     expect(json.restore.runs).toEqual([100_000, 200_000, 50_000]);
+  });
+
+  it('gives every run of the JVM consumer, and measures the restore against their median', () => {
+    const runs = [
+      { fetchRecordsPerSec: 533_000 },
+      { fetchRecordsPerSec: 239_000 },
+      { fetchRecordsPerSec: 400_000 },
+    ];
+    const median = medianBy(runs, (run) => run.fetchRecordsPerSec);
+    expect(median.fetchRecordsPerSec).toBe(400_000);
+    const base = report();
+    const json = summaryJson(
+      report({
+        restore: restored(800),
+        perf: { ...base.perf, ...median, runs: runs.map((r) => r.fetchRecordsPerSec) },
+      }),
+    );
+    expect(json.jvmConsumer).toEqual({ recordsPerSecond: 400_000, runs: [533_000, 239_000, 400_000] });
+    expect(json.restore.vsJvmConsumer).toBeCloseTo(250_000 / 400_000);
+    expect(renderReport(report({ perf: { ...base.perf, runs: [1, 2, 3] } }))).toContain(
+      'the median of 3 run(s)',
+    );
   });
 });
 
