@@ -207,7 +207,8 @@ export async function readToEnd({
           const pending = onRecord({
             partition: message.partition,
             offset: BigInt(offset),
-            // The binding hands the key over as a Buffer of its own: no copy.
+            // The binding hands the key over as a Buffer (a slice of its batch's block, with hookledger's
+            // patch): no copy. A caller that keeps it past the batch copies it (tools/tail/latest-by-key.ts).
             key: key === undefined || key === null ? null : Buffer.isBuffer(key) ? key : Buffer.from(key),
             value: message.value ?? null,
             timestamp: message.timestamp ?? 0,

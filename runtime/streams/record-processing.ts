@@ -339,7 +339,10 @@ export class RecordProcessing<V> {
   }
 }
 
-/** The key as bytes: the consumer's own Buffer (not a copy per record), or a string key's UTF-8. */
+/**
+ * The key as bytes: the consumer's Buffer (not a copy per record; a slice of its batch's block with the
+ * binding's patch, so not kept past the transaction), or a string key's UTF-8.
+ */
 function keyBytes(message: ConsumedMessage): Buffer | null {
   const key = message.key;
   if (key === undefined || key === null) return null;

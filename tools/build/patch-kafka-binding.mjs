@@ -11,7 +11,7 @@
 // test/integration/kafka-binding-batch.test.ts fails on an unpatched binding.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,11 @@ function nodeGyp() {
     join(dirname(process.execPath), '../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js'),
   ];
   return candidates.find((path) => path !== undefined && path !== '' && existsSync(path));
+}
+
+/** Whether an addon was built with the patch: its symbols name the patch's class. */
+function hasPatch(addon) {
+  return existsSync(addon) && readFileSync(addon).includes('BatchBytes');
 }
 
 /** Recompiles the addon from the binding's build directory (its Makefile already configured). */
@@ -64,43 +69,67 @@ function main() {
     say('the Kafka client uses its prebuilt binary: not patched (a source build gets the faster conversion)');
     return;
   }
-  const patch = readFileSync(patchFile);
-  const digest = createHash('sha256').update(patch).digest('hex');
+  const addon = join(dir, 'build', 'Release', 'confluent-kafka-javascript.node');
+  const fileDigest = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
+  // The stamp names the patch and the addon built from it: a patch edited since, or an addon replaced
+  // since (a prebuilt one downloaded by `npm rebuild`), no longer matches it.
   const stamp = join(dir, 'build', 'Release', '.hookledger-patch');
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === digest) return; // patched and built
+  const stampFor = () => `${fileDigest(patchFile)} ${existsSync(addon) ? fileDigest(addon) : 'none'}\n`;
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === stampFor() && hasPatch(addon)) return; // patched, built
 
-  const patchArgs = ['-p1', '--forward', '--silent', '-d', dir, '-i', patchFile];
-  const alreadyPatched = readFileSync(join(dir, 'src', 'common.cc'), 'utf8').includes(
-    'BatchBytes::BatchBytes',
-  );
-  if (!alreadyPatched) {
-    const dryRun = spawnSync('patch', [...patchArgs, '--dry-run'], { encoding: 'utf8' });
-    if (dryRun.error !== undefined) {
-      say(`the \`patch\` program is missing (${dryRun.error.message}): ${UNPATCHED}`);
-      return;
-    }
-    if (dryRun.status !== 0) {
-      say(`${patchFile} does not apply to ${dir}: ${UNPATCHED}\n${dryRun.stdout}${dryRun.stderr}`);
-      return;
-    }
-    const done = spawnSync('patch', patchArgs, { encoding: 'utf8' });
+  const patchArgs = ['-p1', '--silent', '-d', dir, '-i', patchFile];
+  const dryRun = (...extra) =>
+    spawnSync('patch', [...patchArgs, '--dry-run', ...extra], { encoding: 'utf8' });
+  const forward = dryRun('--forward');
+  if (forward.error !== undefined) {
+    say(`the \`patch\` program is missing (${forward.error.message}): ${UNPATCHED}`);
+    return;
+  }
+  let appliedNow = false;
+  if (forward.status === 0) {
+    const done = spawnSync('patch', [...patchArgs, '--forward'], { encoding: 'utf8' });
     if (done.status !== 0) {
       say(`patch failed on ${dir} (exit ${done.status}): ${UNPATCHED}\n${done.stdout}${done.stderr}`);
       return;
     }
-  }
-  const built = rebuild(dir);
-  if (built.status !== 0) {
-    // The addon built before is still in place (make stops before linking); the sources go back to what
-    // it was built from, so a later rebuild makes the same addon.
-    spawnSync('patch', [...patchArgs.filter((arg) => arg !== '--forward'), '--reverse'], {
-      encoding: 'utf8',
-    });
-    const output = `${built.stdout}${built.stderr}`.trim().split('\n').slice(-20).join('\n');
-    say(`the patched binding did not build (exit ${built.status}): ${UNPATCHED}\n${output}`);
+    appliedNow = true;
+  } else if (dryRun('--reverse', '--force').status !== 0) {
+    // Neither applicable nor applied as a whole: sources changed by hand, half-patched, or patched with an
+    // earlier version of this patch. A fresh `npm ci` starts from the published sources.
+    say(
+      `${patchFile} neither applies to ${dir} nor is applied there: ${UNPATCHED}\n${forward.stdout}${forward.stderr}`,
+    );
     return;
   }
-  writeFileSync(stamp, `${digest}\n`);
+  let built = rebuild(dir);
+  if (built.status === 0 && !hasPatch(addon)) {
+    // make saw nothing to do, yet the addon is not built from these sources (one copied over it): it
+    // is linked again from the compiled objects, the old one kept aside until that worked.
+    const linked = join(dir, 'build', 'Release', 'obj.target', 'confluent-kafka-javascript.node');
+    const aside = `${addon}.unpatched`;
+    renameSync(addon, aside);
+    rmSync(linked, { force: true });
+    built = rebuild(dir);
+    if (built.status === 0 && hasPatch(addon)) rmSync(aside);
+    else {
+      renameSync(aside, addon);
+      if (built.status === 0)
+        built = { status: 1, stdout: '', stderr: 'the rebuilt addon does not hold the patch' };
+    }
+  }
+  if (built.status !== 0) {
+    const output = `${built.stdout}${built.stderr}`.trim().split('\n').slice(-20).join('\n');
+    say(`the patched binding did not build (exit ${built.status}): ${UNPATCHED}\n${output}`);
+    if (appliedNow) {
+      // The addon built before is still in place (make stops before linking): the sources go back to
+      // what it was built from, so a later rebuild makes the same addon.
+      const reverted = spawnSync('patch', [...patchArgs, '--reverse', '--force'], { encoding: 'utf8' });
+      if (reverted.status !== 0)
+        say(`and the patch could not be taken back out of ${dir}: reinstall with \`npm ci\``);
+    }
+    return;
+  }
+  writeFileSync(stamp, stampFor());
 }
 
 main();

@@ -14,12 +14,12 @@ export class LatestByKey {
   /** Takes the next record of its partition, in offset order. */
   apply(record: ReadRecord): void {
     if (record.key === null) {
-      if (record.value !== null) this.keyless.push(record);
+      if (record.value !== null) this.keyless.push(kept(record));
       return;
     }
     const id = `${record.partition}/${record.key.toString('base64')}`;
     if (record.value === null) this.rows.delete(id);
-    else this.rows.set(id, record);
+    else this.rows.set(id, kept(record));
   }
 
   /** The live rows, in log order: by partition, then offset. */
@@ -32,4 +32,17 @@ export class LatestByKey {
   get size(): number {
     return this.rows.size + this.keyless.length;
   }
+}
+
+/**
+ * The record with a key and value of its own: the client hands a batch's keys and values over as slices
+ * of one block of memory (tools/build/kafka-javascript-*.patch), and a row kept from each batch would
+ * keep every batch's block, the whole topic, alive.
+ */
+function kept(record: ReadRecord): ReadRecord {
+  return {
+    ...record,
+    key: record.key === null ? null : Buffer.from(record.key),
+    value: record.value === null ? null : Buffer.from(record.value),
+  };
 }

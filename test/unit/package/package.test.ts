@@ -72,7 +72,7 @@ describe('the built package', { timeout: 60_000 }, () => {
     expect(result.stdout).toMatch(/^usage: hookledger tail <stream>/);
   });
 
-  it('packs only what runs: dist without tests, maps or benchmarks, the bin and its script, the licence files', () => {
+  it('packs only what runs: dist without tests, maps or benchmarks, the bin and its script, the postinstall and its patch, the licence files', () => {
     const out = execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
       cwd: root,
       encoding: 'utf8',
@@ -104,6 +104,8 @@ describe('the built package', { timeout: 60_000 }, () => {
         'README.md',
         'SECURITY.md',
         'package.json',
+        'tools/build/kafka-javascript-1.10.1.patch',
+        'tools/build/patch-kafka-binding.mjs',
         'tools/cli/hookledger',
         'tools/cli/hookledger.js',
       ].sort(),

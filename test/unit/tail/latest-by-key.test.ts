@@ -16,6 +16,21 @@ const rows = (table: LatestByKey) =>
   table.latest().map((r) => `${r.partition}/${r.offset}/${r.key}=${r.value?.toString()}`);
 
 describe('a compacted topic read as a table', () => {
+  it("keeps each row's key and value in memory of their own, not in the read batch's block", () => {
+    // As the patched client hands a batch over: every key and value a slice of one block.
+    const block = Buffer.alloc(8, 'k1v1k2v2'); // not from Node's pool, as the client's block is not
+    const slice = (from: number) => block.subarray(from, from + 2);
+    const table = new LatestByKey();
+    table.apply({ partition: 0, offset: 0n, key: slice(0), value: slice(2), timestamp: 0, headers: {} });
+    table.apply({ partition: 0, offset: 1n, key: null, value: slice(6), timestamp: 0, headers: {} });
+    const kept = table.latest();
+    expect(kept.map((r) => `${r.key}=${r.value}`)).toEqual(['k1=v1', 'null=v2']);
+    for (const r of kept) {
+      expect(r.value?.buffer).not.toBe(block.buffer);
+      if (r.key !== null) expect(r.key.buffer).not.toBe(block.buffer);
+    }
+  });
+
   it('keeps the last record of each key, in partition and offset order', () => {
     const table = new LatestByKey();
     for (const r of [
