@@ -32,12 +32,12 @@ const duration = (example: string) =>
     return ms;
   });
 
-/** A duration within bounds, the bounds said as durations. */
 /** The platform gives up on a delivery after this (the contract's "200 expected within 30 s"). */
 const PLATFORM_TIMEOUT_MS = 30_000;
 /** A request's headers must be in within this (at most INGEST_REQUEST_TIMEOUT_MS); ingest's deadline starts after them. */
 export const INGEST_HEADERS_TIMEOUT_MS = 5_000;
 
+/** A duration within bounds, the bounds said as durations. */
 const boundedDuration = (example: string, min: number, max: number, tooLong?: string) =>
   duration(example).pipe(
     z

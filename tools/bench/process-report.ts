@@ -237,13 +237,13 @@ export function renderReport(r: Report): string {
   return lines.join('\n').trimEnd();
 }
 
-/** The median of the restores by records/s (the upper one of an even count). */
 /** The run whose figure is the median (the upper one of an even count). */
 export function medianBy<T>(runs: readonly T[], figure: (run: T) => number): T {
   const sorted = [...runs].sort((a, b) => figure(a) - figure(b));
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** The median of the restores by records/s (the upper one of an even count). */
 export function medianRestore(runs: readonly Restored[]): Restored {
   return medianBy(runs, restoreRateOf);
 }

@@ -56,6 +56,28 @@ function rebuild(dir) {
   });
 }
 
+/**
+ * Rebuilds the addon, the one there before kept aside and put back unless the new one holds the patch.
+ * The two files the build links (Release and obj.target, hard links to one file) go first, so that make
+ * links anew even when its objects are up to date (an addon copied over a patched build).
+ */
+function rebuildAddon(dir, addon) {
+  const linked = join(dir, 'build', 'Release', 'obj.target', 'confluent-kafka-javascript.node');
+  const aside = `${addon}.before-patch`;
+  const hadAddon = existsSync(addon);
+  if (hadAddon) renameSync(addon, aside);
+  rmSync(linked, { force: true });
+  const built = rebuild(dir);
+  if (built.status === 0 && hasPatch(addon)) {
+    rmSync(aside, { force: true });
+    return built;
+  }
+  if (hadAddon) renameSync(aside, addon);
+  return built.status === 0
+    ? { status: 1, stdout: '', stderr: 'the rebuilt addon does not hold the patch' }
+    : built;
+}
+
 function main() {
   const dir = bindingDir();
   if (dir === undefined) return;
@@ -70,12 +92,11 @@ function main() {
     return;
   }
   const addon = join(dir, 'build', 'Release', 'confluent-kafka-javascript.node');
-  const fileDigest = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
-  // The stamp names the patch and the addon built from it: a patch edited since, or an addon replaced
-  // since (a prebuilt one downloaded by `npm rebuild`), no longer matches it.
+  // The stamp names the patch the addon was built with: one edited since no longer matches it, and an
+  // addon replaced since (a prebuilt one downloaded by `npm rebuild`) does not hold the patch.
   const stamp = join(dir, 'build', 'Release', '.hookledger-patch');
-  const stampFor = () => `${fileDigest(patchFile)} ${existsSync(addon) ? fileDigest(addon) : 'none'}\n`;
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === stampFor() && hasPatch(addon)) return; // patched, built
+  const digest = `${createHash('sha256').update(readFileSync(patchFile)).digest('hex')}\n`;
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest && hasPatch(addon)) return; // patched, built
 
   const patchArgs = ['-p1', '--silent', '-d', dir, '-i', patchFile];
   const dryRun = (...extra) =>
@@ -101,35 +122,20 @@ function main() {
     );
     return;
   }
-  let built = rebuild(dir);
-  if (built.status === 0 && !hasPatch(addon)) {
-    // make saw nothing to do, yet the addon is not built from these sources (one copied over it): it
-    // is linked again from the compiled objects, the old one kept aside until that worked.
-    const linked = join(dir, 'build', 'Release', 'obj.target', 'confluent-kafka-javascript.node');
-    const aside = `${addon}.unpatched`;
-    renameSync(addon, aside);
-    rmSync(linked, { force: true });
-    built = rebuild(dir);
-    if (built.status === 0 && hasPatch(addon)) rmSync(aside);
-    else {
-      renameSync(aside, addon);
-      if (built.status === 0)
-        built = { status: 1, stdout: '', stderr: 'the rebuilt addon does not hold the patch' };
-    }
-  }
+  const built = rebuildAddon(dir, addon);
   if (built.status !== 0) {
     const output = `${built.stdout}${built.stderr}`.trim().split('\n').slice(-20).join('\n');
     say(`the patched binding did not build (exit ${built.status}): ${UNPATCHED}\n${output}`);
     if (appliedNow) {
-      // The addon built before is still in place (make stops before linking): the sources go back to
-      // what it was built from, so a later rebuild makes the same addon.
+      // The addon built before is back in place: the sources go back to what it was built from, so a
+      // later rebuild makes the same addon.
       const reverted = spawnSync('patch', [...patchArgs, '--reverse', '--force'], { encoding: 'utf8' });
       if (reverted.status !== 0)
         say(`and the patch could not be taken back out of ${dir}: reinstall with \`npm ci\``);
     }
     return;
   }
-  writeFileSync(stamp, stampFor());
+  writeFileSync(stamp, digest);
 }
 
 main();
