@@ -24,7 +24,23 @@ export interface EosProducerOptions {
    * The smallest max.message.bytes of the topics it writes: its batches stay under it (batch-size.ts).
    */
   smallestTopicLimit?: number;
+  /** How long a record may wait in the client for more to batch with (tests lengthen it): EOS_LINGER_MS. */
+  lingerMs?: number;
 }
+
+/**
+ * librdkafka's linger.ms for the transactional producer. While a stage catches up, the records of a
+ * poll wait up to this long to fill larger batches: at 5 ms the broker spent 12–14 µs of CPU per routed
+ * event on many small produce requests (48 partitions written), at 50 ms 5–7, and the router made 12 %
+ * more events/s at 8 % less CPU per event (docs/benchmarks.md, "The transactional producer's linger,
+ * again"). Live, nothing waits for it: sendNow() sends a poll's records once no backlog is left.
+ */
+export const EOS_LINGER_MS = 50;
+/**
+ * How long a sendNow() holds its flush (a worker thread of the binding's pool) at most: long enough for
+ * librdkafka's broker threads to wake and send, short enough that a broker gone away holds no thread.
+ */
+const SEND_NOW_TIMEOUT_MS = 100;
 
 export interface OutRecord {
   topic: string;
@@ -67,12 +83,10 @@ export class EosProducer {
         'transaction.timeout.ms': transactionTimeoutMs,
         // A transaction's records are flushed by commitTransaction; no per-record delivery events.
         dr_cb: false,
-        // Nobody sees a record before its transaction commits, but a commit that must first flush what
-        // lingered waits one produce round trip more, with the poll loop stopped. Sent while the
-        // transaction is open, the records are mostly acknowledged by the commit: at 5 ms against Kafka
-        // Streams' 100, the mean commit fell from 18 to 11 ms and POST → visible p50 from 66 to 54 ms,
-        // with the router's events/s no lower under load (docs/benchmarks.md, the linger's A/B).
-        'linger.ms': 5,
+        // Nobody sees a record before its transaction commits, and a commit flushes what lingers, but
+        // only after one produce round trip more with the poll loop stopped: sendNow() sends a live
+        // stage's records as soon as its poll is processed, so the linger only batches a backlog.
+        'linger.ms': this.options.lingerMs ?? EOS_LINGER_MS,
         'message.max.bytes': messageBytesFor(maxMessageBytes),
         'batch.size': batchBytesFor(smallestTopicLimit),
       } as never,
@@ -126,6 +140,7 @@ export class EosProducer {
   }
 
   #produce(record: OutRecord, headers: MessageHeader[] | undefined): void {
+    this.#unsent = true;
     this.#require().produce(
       record.topic,
       record.partition ?? null,
@@ -155,6 +170,31 @@ export class EosProducer {
         producer.poll();
         await sleep(5);
       }
+    }
+  }
+
+  /** A sendNow() flush is under way (one at a time: each holds a thread of the binding's pool). */
+  #sending = false;
+  /** Records produced since the last sendNow(): an idle poll has nothing to send. */
+  #unsent = false;
+
+  /**
+   * Sends the open transaction's lingering records now, without waiting for them: librdkafka ignores
+   * linger.ms while a flush runs. Its outcome is left to the commit, which flushes again and reports
+   * any failure of these records; so a flush that times out or fails is not an error here.
+   */
+  sendNow(): void {
+    const producer = this.#producer;
+    if (this.#sending || !this.#unsent || !this.#open || producer === undefined) return;
+    this.#sending = true;
+    this.#unsent = false;
+    try {
+      producer.flush(SEND_NOW_TIMEOUT_MS, () => {
+        this.#sending = false;
+      });
+    } catch {
+      // Not connected (closing): nothing to send.
+      this.#sending = false;
     }
   }
 
@@ -192,6 +232,7 @@ export class EosProducer {
           producer.commitTransaction(Math.max(1, deadline - Date.now()), cb),
         );
         this.#open = false;
+        this.#unsent = false;
         return;
       } catch (error) {
         const e = toKafkaError(error);
@@ -206,6 +247,7 @@ export class EosProducer {
     const producer = this.#require();
     await call('abortTransaction', (cb) => producer.abortTransaction(timeoutMs, cb));
     this.#open = false;
+    this.#unsent = false;
   }
 
   /** Drops the producer (after a fencing or a fatal error, or at close). */

@@ -75,6 +75,8 @@ export interface StreamProducer {
   begin(): Promise<void>;
   /** Undefined: the record was taken at once, nothing to wait for (the common case). */
   send(record: OutRecord): Promise<void> | undefined;
+  /** Sends the records lingering in the client now, without waiting (eos-producer.ts sendNow). */
+  sendNow(): void;
   /** Adds consumed offsets to the transaction, with the consumer's group metadata (KIP-447). */
   sendOffsets(
     offsets: { topic: string; partition: number; offset: number }[],
@@ -208,6 +210,7 @@ export const librdkafkaClients: CreateStreamClients = (options) => {
         onError: (listener) => eos.onError(listener),
         begin: () => eos.begin(),
         send: (record) => eos.send(record),
+        sendNow: () => eos.sendNow(),
         sendOffsets: (offsets, timeoutMs) => eos.sendOffsets(offsets, raw, timeoutMs),
         commit: (timeoutMs) => eos.commit(timeoutMs),
         abort: (timeoutMs) => eos.abort(timeoutMs),

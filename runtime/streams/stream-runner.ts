@@ -396,6 +396,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     // Every fetched record was processed: offsets follow the consumer's position, which moves past
     // transaction markers (a read_committed reader never receives them), so a caught-up lag is zero.
     if (complete) await followPositions();
+    cycle.processed();
     if (cycle.due() || (cycle.inTransaction && joinedRebalances.pending)) {
       if (joinedRebalances.lossPending) return; // handle() aborts it
       activity = 'committing';

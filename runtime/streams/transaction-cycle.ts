@@ -169,6 +169,15 @@ export class TransactionCycle<V> {
     this.#policy.polled(fetched, max);
   }
 
+  /**
+   * A poll's records are processed. Live (no backlog behind them), their outputs go to the brokers now
+   * rather than after the producer's linger, so the commit finds them sent; catching up, they linger to
+   * batch with the next polls' (eos-producer.ts EOS_LINGER_MS).
+   */
+  processed(): void {
+    if (!this.#policy.catchingUp && this.inTransaction) this.#producer?.sendNow();
+  }
+
   /** How long the next poll may wait for a record: until the open transaction is due, at most `idleMs`. */
   pollWaitMs(idleMs: number, now = Date.now()): number {
     return this.#policy.pollWaitMs(this.inTransaction ? now - this.#startedAt : undefined, idleMs);

@@ -49,19 +49,25 @@ export interface ReadMessage {
 
 /**
  * Reads every partition of `topic` from its first offset (no group, nothing committed) until `count`
- * messages came, or `timeoutMs` passed: then it returns what it has.
+ * messages came, or `timeoutMs` passed: then it returns what it has. read_committed (librdkafka's default)
+ * unless `isolation` says otherwise.
  */
 export async function readFromStart(
   settings: KafkaSettings,
   topic: string,
   count: number,
   timeoutMs = 30_000,
+  isolation: 'read_committed' | 'read_uncommitted' = 'read_committed',
 ): Promise<ReadMessage[]> {
   const [description] = await withAdmin(settings, (admin) => admin.describeTopics([topic]));
   if (description === undefined) throw new Error(`topic ${topic} does not exist`);
   const consumer = createConsumer(
     settings,
-    { 'group.id': `test-reader-${randomUUID()}`, 'enable.auto.commit': false } as never,
+    {
+      'group.id': `test-reader-${randomUUID()}`,
+      'enable.auto.commit': false,
+      'isolation.level': isolation,
+    } as never,
     'test-reader',
   );
   const messages: ReadMessage[] = [];

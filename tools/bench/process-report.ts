@@ -263,6 +263,8 @@ export function routerOnlyJson(
     recordsPerTransaction: num(s.window.records / s.window.transactions),
     committingShare: num(s.window.commitSeconds / s.window.seconds),
     cpuShare: num(s.window.workerCpu / s.window.seconds),
+    // On a machine the broker shares, its CPU per record bounds the rate as much as the stage's own.
+    brokerCpuMicrosPerRecord: num(perRecord(s.window.brokerCpu, s.window.records)),
     peakRssMiB: num(s.window.peakRssMiB),
   });
   const router = stage(r.router);

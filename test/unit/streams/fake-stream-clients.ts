@@ -194,6 +194,9 @@ export class FakeProducer implements StreamProducer {
     this.#pendingSends.push(record);
     this.kafka.log.push(`send ${record.topic}`);
   }
+  sendNow(): void {
+    this.kafka.sentNowAt.push(this.kafka.sent.length);
+  }
   async sendOffsets(offsets: { topic: string; partition: number; offset: number }[]): Promise<void> {
     for (const o of offsets) this.#pendingOffsets.set(keyOf(o), o.offset);
     this.kafka.log.push(`offsets ${offsets.map((o) => `${keyOf(o)}=${o.offset}`).join(' ')}`);
@@ -239,6 +242,8 @@ export class FakeKafka {
   readonly sent: OutRecord[] = [];
   /** The records of committed transactions. */
   readonly output: OutRecord[] = [];
+  /** At each sendNow() of a producer, how many records had been sent (kept out of the log). */
+  readonly sentNowAt: number[] = [];
   readonly producers: FakeProducer[] = [];
   readonly consumer = new FakeConsumer(this);
   readonly restores: FakeRestoreRun[] = [];

@@ -141,6 +141,23 @@ describe('the stream runner with a fake Kafka client', () => {
     expect(app.failure()).toBeUndefined();
   });
 
+  it('sends a poll’s outputs at once when no backlog is behind it, and lets a backlog’s linger to batch', async () => {
+    const kafka = new FakeKafka();
+    // Polls of at most 2: the first two are full (a backlog), the third is not.
+    kafka.produce('in', 0, [1, 2, 3, 4, 5]);
+    const app = await start(kafka, { maxBatchRecords: 2, commitIntervalMs: 60_000 });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.sentNowAt.length > 0, 'the outputs sent now');
+    expect(kafka.sent).toHaveLength(5);
+    expect(kafka.sentNowAt.every((sent) => sent === 5)).toBe(true);
+    expect(kafka.committed.get('in[0]')).toBeUndefined();
+
+    kafka.produce('in', 0, [6]);
+    await until(() => kafka.sentNowAt.includes(6), 'a live record sent now');
+    expect(kafka.committed.get('in[0]')).toBeUndefined();
+    expect(app.failure()).toBeUndefined();
+  });
+
   it('resumes a partition lost with an open transaction once it is assigned back, and routes its records', async () => {
     const kafka = new FakeKafka();
     kafka.produce('in', 0, [1, 2]);

@@ -1,0 +1,69 @@
+// The transactional producer lingers to batch a backlog (eos-producer.ts EOS_LINGER_MS), and sendNow()
+// sends a live stage's records without waiting out that linger. Against the real broker, with a linger
+// far longer than the test: a record sent now reaches the partition while its transaction is open (a
+// read_uncommitted reader sees it), one not sent now stays in the client, and the commit sends and
+// commits both at once.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EosProducer } from '../../runtime/streams/eos-producer.js';
+import { createTestTopic, deleteTestTopics, readFromStart, testSettings } from '../helpers/rdkafka-io.js';
+import { testStack } from '../helpers/stack.js';
+
+const suffix = randomUUID().slice(0, 8);
+const sentNow = `t-send-now-${suffix}`;
+const lingering = `t-lingering-${suffix}`;
+const settings = () => testSettings(testStack().brokers);
+const LINGER_MS = 20_000;
+
+const record = (topic: string, key: string) => ({
+  topic,
+  partition: 0,
+  key: Buffer.from(key),
+  value: Buffer.from(`value of ${key}`),
+  timestamp: Date.now(),
+});
+
+describe('the transactional producer’s sendNow()', () => {
+  beforeAll(async () => {
+    await createTestTopic(settings(), sentNow, 1);
+    await createTestTopic(settings(), lingering, 1);
+  });
+  afterAll(() => deleteTestTopics(settings(), [sentNow, lingering]));
+
+  it('sends an open transaction’s records before their linger, and the commit sends the rest', async () => {
+    const producer = new EosProducer({
+      settings: settings(),
+      transactionalId: `test-send-now-${suffix}`,
+      // librdkafka requires the delivery timeout (the transaction timeout here) above the linger.
+      transactionTimeoutMs: 45_000,
+      maxMessageBytes: 1_048_588,
+      lingerMs: LINGER_MS,
+    });
+    await producer.open();
+    try {
+      await producer.begin();
+      expect(producer.send(record(lingering, 'stays'))).toBeUndefined();
+      // Not sent now: a second on, it is still in the client, not on the partition.
+      expect(await readFromStart(settings(), lingering, 1, 1_000, 'read_uncommitted')).toEqual([]);
+
+      expect(producer.send(record(sentNow, 'goes'))).toBeUndefined();
+      producer.sendNow();
+      const uncommitted = await readFromStart(settings(), sentNow, 1, 15_000, 'read_uncommitted');
+      expect(uncommitted.map((m) => m.key?.toString())).toEqual(['goes']);
+      // Not committed yet: invisible to the stages' read_committed readers.
+      expect(await readFromStart(settings(), sentNow, 1, 1_000)).toEqual([]);
+
+      const started = Date.now();
+      await producer.commit(20_000);
+      expect(Date.now() - started).toBeLessThan(LINGER_MS / 2);
+      expect((await readFromStart(settings(), lingering, 1, 15_000)).map((m) => m.key?.toString())).toEqual([
+        'stays',
+      ]);
+      expect((await readFromStart(settings(), sentNow, 1, 15_000)).map((m) => m.key?.toString())).toEqual([
+        'goes',
+      ]);
+    } finally {
+      await producer.close();
+    }
+  });
+});
