@@ -99,7 +99,8 @@ export function renderReport(r: Report): string {
   const restoreFromFirst = r.restore.records / (r.restore.firstRecordMs / 1000);
   const bigCpu = r.bareBig ? perRecord(r.bareBig.window.workerCpu, r.bareBig.window.records)! : undefined;
   const t = TARGETS;
-  const args = r.argv.length > 0 ? ` -- ${r.argv.join(' ')}` : '';
+  const argv = reproducibleArgv(r.argv);
+  const args = argv.length > 0 ? ` -- ${argv.join(' ')}` : '';
   const command = `npm run bench:process${args}`;
   const duplicates = (100 * r.retries) / r.total;
   const p = r.profile;
@@ -238,6 +239,16 @@ export function renderReport(r: Report): string {
 }
 
 /** The run whose figure is the median (the upper one of an even count). */
+/** The arguments of a run as a reader can repeat them: without `--broker-pid`, a pid of this machine's. */
+export function reproducibleArgv(argv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--broker-pid') i++;
+    else if (!argv[i]!.startsWith('--broker-pid=')) kept.push(argv[i]!);
+  }
+  return kept;
+}
+
 export function medianBy<T>(runs: readonly T[], figure: (run: T) => number): T {
   const sorted = [...runs].sort((a, b) => figure(a) - figure(b));
   return sorted[Math.floor(sorted.length / 2)]!;

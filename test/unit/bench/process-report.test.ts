@@ -7,6 +7,7 @@ import {
   type Report,
   type Restored,
   renderReport,
+  reproducibleArgv,
   type StageFigures,
   summaryJson,
 } from '../../../tools/bench/process-report.js';
@@ -146,5 +147,17 @@ describe('the Markdown report of bench:process', () => {
     const runs = [restored(2_000), restored(1_000), restored(4_000)];
     const notMet = renderReport(report({ restore: medianRestore(runs), restoreRuns: runs }));
     expect(notMet).toContain('= 0.25×: **not met** (median of 3 restores: 100000, 200000, 50000 records/s)');
+  });
+});
+
+describe('the reproduce line', () => {
+  it('leaves out --broker-pid, a pid of the machine that ran it, and keeps every other argument', () => {
+    expect(reproducibleArgv(['--json', '--broker-pid', '9650', '--ids', '20000'])).toEqual([
+      '--json',
+      '--ids',
+      '20000',
+    ]);
+    expect(reproducibleArgv(['--broker-pid=9650', '--no-write'])).toEqual(['--no-write']);
+    expect(reproducibleArgv([])).toEqual([]);
   });
 });
