@@ -2,7 +2,8 @@
 // sends a live stage's records without waiting out that linger. Against the real broker, with a linger
 // far longer than the test: a record sent now reaches the partition while its transaction is open (a
 // read_uncommitted reader sees it), one not sent now stays in the client, and the commit sends and
-// commits both at once.
+// commits both at once. An aborted transaction's records, sent early, stay invisible to read_committed
+// readers.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EosProducer } from '../../runtime/streams/eos-producer.js';
@@ -64,6 +65,37 @@ describe('the transactional producer’s sendNow()', () => {
       ]);
     } finally {
       await producer.close();
+    }
+  });
+
+  it('lets an aborted transaction’s records, sent before its end, reach no read_committed reader', async () => {
+    const aborted = `t-send-now-aborted-${suffix}`;
+    await createTestTopic(settings(), aborted, 1);
+    const producer = new EosProducer({
+      settings: settings(),
+      transactionalId: `test-send-now-abort-${suffix}`,
+      transactionTimeoutMs: 45_000,
+      maxMessageBytes: 1_048_588,
+      lingerMs: LINGER_MS,
+    });
+    await producer.open();
+    try {
+      await producer.begin();
+      expect(producer.send(record(aborted, 'undone'))).toBeUndefined();
+      producer.sendNow();
+      // On the partition before the abort (as a stage's records are when a rebalance or a failure aborts)…
+      const early = await readFromStart(settings(), aborted, 1, 15_000, 'read_uncommitted');
+      expect(early.map((m) => m.key?.toString())).toEqual(['undone']);
+      await producer.abort(20_000);
+      // …then aborted: the stages' readers never see it, and the next transaction's record alone is there.
+      await producer.begin();
+      expect(producer.send(record(aborted, 'kept'))).toBeUndefined();
+      await producer.commit(20_000);
+      const committed = await readFromStart(settings(), aborted, 2, 3_000);
+      expect(committed.map((m) => m.key?.toString())).toEqual(['kept']);
+    } finally {
+      await producer.close();
+      await deleteTestTopics(settings(), [aborted]);
     }
   });
 });

@@ -238,7 +238,6 @@ export function renderReport(r: Report): string {
   return lines.join('\n').trimEnd();
 }
 
-/** The run whose figure is the median (the upper one of an even count). */
 /** The arguments of a run as a reader can repeat them: without `--broker-pid`, a pid of this machine's. */
 export function reproducibleArgv(argv: readonly string[]): string[] {
   const kept: string[] = [];
@@ -249,6 +248,7 @@ export function reproducibleArgv(argv: readonly string[]): string[] {
   return kept;
 }
 
+/** The run whose figure is the median (the upper one of an even count). */
 export function medianBy<T>(runs: readonly T[], figure: (run: T) => number): T {
   const sorted = [...runs].sort((a, b) => figure(a) - figure(b));
   return sorted[Math.floor(sorted.length / 2)]!;

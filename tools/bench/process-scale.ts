@@ -211,11 +211,7 @@ export function renderScaleOut(
   return [
     '## Scale-out: the router with 1 and 2 instances',
     '',
-    `Reproduce: \`npm run bench:process -- --scale-out${reproducibleArgv(setup.argv)
-      .map((a) => ` ${a}`)
-      .join(
-        '',
-      )}\` (defaults \`--ids 400000 --retries 40000 --partitions 6\`; \`--threads 2\` adds a run of one process with 2 stream threads).`,
+    `Reproduce: \`npm run bench:process -- ${['--scale-out', ...reproducibleArgv(setup.argv)].join(' ')}\` (defaults \`--ids 400000 --retries 40000 --partitions 6\`; \`--threads 2\` adds a run of one process with 2 stream threads).`,
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cores} × ${cpu} (nproc ${cores}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version};`,
     `${setup.stack}. Raw topics filled alike (${setup.ids.toLocaleString('en-US')} webhook ids + ${setup.retries.toLocaleString('en-US')} retries, ${setup.partitions} partitions): one read by a`,
     'single router process, another by two router processes of one consumer group, each with its own `HOOKLEDGER_INSTANCE_ID`',
