@@ -24,6 +24,17 @@ const record = (topic: string, key: string) => ({
   timestamp: Date.now(),
 });
 
+/** A transactional producer whose records wait the whole LINGER_MS unless sent now. */
+const lingeringProducer = (transactionalId: string) =>
+  new EosProducer({
+    settings: settings(),
+    transactionalId,
+    // librdkafka requires the delivery timeout (the transaction timeout here) above the linger.
+    transactionTimeoutMs: 45_000,
+    maxMessageBytes: 1_048_588,
+    lingerMs: LINGER_MS,
+  });
+
 describe('the transactional producer’s sendNow()', () => {
   beforeAll(async () => {
     await createTestTopic(settings(), sentNow, 1);
@@ -32,14 +43,7 @@ describe('the transactional producer’s sendNow()', () => {
   afterAll(() => deleteTestTopics(settings(), [sentNow, lingering]));
 
   it('sends an open transaction’s records before their linger, and the commit sends the rest', async () => {
-    const producer = new EosProducer({
-      settings: settings(),
-      transactionalId: `test-send-now-${suffix}`,
-      // librdkafka requires the delivery timeout (the transaction timeout here) above the linger.
-      transactionTimeoutMs: 45_000,
-      maxMessageBytes: 1_048_588,
-      lingerMs: LINGER_MS,
-    });
+    const producer = lingeringProducer(`test-send-now-${suffix}`);
     await producer.open();
     try {
       await producer.begin();
@@ -71,13 +75,7 @@ describe('the transactional producer’s sendNow()', () => {
   it('lets an aborted transaction’s records, sent before its end, reach no read_committed reader', async () => {
     const aborted = `t-send-now-aborted-${suffix}`;
     await createTestTopic(settings(), aborted, 1);
-    const producer = new EosProducer({
-      settings: settings(),
-      transactionalId: `test-send-now-abort-${suffix}`,
-      transactionTimeoutMs: 45_000,
-      maxMessageBytes: 1_048_588,
-      lingerMs: LINGER_MS,
-    });
+    const producer = lingeringProducer(`test-send-now-abort-${suffix}`);
     await producer.open();
     try {
       await producer.begin();
