@@ -8,6 +8,7 @@ import type { EnvelopeEncoder } from './producer/encoder.js';
 import type { RawStore } from './producer/port.js';
 import { lazyChildLoggerFactory } from './request-logger.js';
 import type { Sources } from './sources.js';
+import type { FailingIdPeers } from './webhooks/failing-id-telemetry.js';
 import type { FailingIds } from './webhooks/failing-ids.js';
 import { webhooksPlugin } from './webhooks/plugin.js';
 import type { Quarantine } from './webhooks/quarantine.js';
@@ -59,6 +60,8 @@ export interface IngestDeps {
   quarantine?: Quarantine;
   /** The webhook ids answered with anything but 200 (tests pass one with their own clock). */
   failingIds?: FailingIds;
+  /** The other workers of `ingest --workers N`, told of failing and stored ids; none with one. */
+  failingIdPeers?: FailingIdPeers;
   /** INGEST_KEPT_QUERY_PARAMETERS: the query parameters whose values records keep. */
   keptQueryParameters?: ReadonlySet<string>;
 }
@@ -121,6 +124,7 @@ export async function buildApp(deps: IngestDeps): Promise<FastifyInstance> {
     bodyLimit,
     quarantine: deps.quarantine,
     failingIds: deps.failingIds,
+    failingIdPeers: deps.failingIdPeers,
     keptQueryParameters: deps.keptQueryParameters,
     receivingBytes: Math.max(limits.maxReceivingBytes, bodyLimit),
   });

@@ -1,14 +1,14 @@
-// Runs ingest: config → dependencies → listen, and on SIGTERM/SIGINT: stop HTTP, flush, disconnect.
+// Starts ingest: the start-up checks, then the producer, the webhook route and the ops port; close() stops
+// HTTP, flushes and disconnects (run.ts runs it as the `hookledger ingest` process).
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
-import { type Config, ConfigError, INGEST_HEADERS_TIMEOUT_MS, loadConfig } from '../runtime/config.js';
-import { logStartConfig } from '../runtime/config-view.js';
+import { type Config, ConfigError, INGEST_HEADERS_TIMEOUT_MS } from '../runtime/config.js';
 import { withAdmin } from '../runtime/kafka/admin.js';
 import type { KafkaSettings } from '../runtime/kafka/rdkafka.js';
 import { assertBrokersReachable } from '../runtime/kafka/reachable.js';
 import { kafkaSettings } from '../runtime/kafka/settings.js';
-import { createLogger, type Logger } from '../runtime/log.js';
+import type { Logger } from '../runtime/log.js';
 import { assertPortFree, checkAll, type ListenTarget, listenFailure } from '../runtime/startup-error.js';
 import { RAW_ENVELOPE_SCHEMA } from '../schemas/raw-envelope.js';
 import { registryAccess } from '../schemas/registry-access.js';
@@ -31,7 +31,8 @@ import { kafkaProbe, kafkaProducerConnector } from './producer/kafka-producer.js
 import { quarantineTopicExists, startQuarantine } from './producer/quarantine-producer.js';
 import { RawProducer } from './producer/raw-producer.js';
 import { startRequestSummary } from './request-summary.js';
-import { insecureSources, loadSources, type Sources } from './sources.js';
+import { insecureSources, type Sources } from './sources.js';
+import type { FailingIdPeers } from './webhooks/failing-id-telemetry.js';
 
 /**
  * Raw batches awaiting their acknowledgements at once: librdkafka's own limit of produce requests in
@@ -105,37 +106,60 @@ export function readTls(
   return { cert, key };
 }
 
+/** The webhook port and the ops port, with the variables that set them (for a port-in-use line). */
+export function listenTargets(config: Config): { listenAt: ListenTarget; opsAt: ListenTarget } {
+  return {
+    listenAt: {
+      host: config.INGEST_HOST,
+      port: config.INGEST_PORT,
+      hostVariable: 'INGEST_HOST',
+      portVariable: 'INGEST_PORT',
+    },
+    opsAt: {
+      host: config.INGEST_OPS_HOST,
+      port: config.INGEST_OPS_PORT,
+      hostVariable: 'INGEST_OPS_HOST',
+      portVariable: 'INGEST_OPS_PORT',
+    },
+  };
+}
+
 /** Starts ingest and listens; resolves once it accepts connections. */
-export async function startIngest({
+export async function startIngest(settings: IngestSettings): Promise<RunningIngest> {
+  const { keepRefused } = await checkIngestStart(settings);
+  const running = await startIngestServer({ ...settings, keepRefused, ops: true });
+  return { ...running, opsUrl: running.opsUrl! };
+}
+
+/** What the start-up checks decided, for the server (or the workers) started after them. */
+export interface IngestPlan {
+  /** Requests a signed source refuses are kept in webhooks.quarantine (its topic exists). */
+  keepRefused: boolean;
+}
+
+/**
+ * Everything checked before anything listens or connects: the TLS files, both ports free, Kafka and the
+ * registry in reach, the raw topic taking a body of the limit, the quarantine topic. A failure is one
+ * line, with nothing left running.
+ */
+export async function checkIngestStart({
   config,
   sources,
   logger,
   skipTopicCheck = false,
-}: IngestSettings): Promise<RunningIngest> {
-  const https = readTls(config);
+}: IngestSettings): Promise<IngestPlan> {
+  readTls(config);
   for (const name of insecureSources(sources)) {
     logger.warn({ source: name }, 'source declared insecure: deliveries are accepted without a signature');
   }
   const rawTopic = topicNames(config.TOPIC_PREFIX).raw;
-  const deadlineMs = config.INGEST_DEADLINE_MS;
   const settings: KafkaSettings = kafkaSettings(config, 'hookledger-ingest', logger);
-  const listenAt: ListenTarget = {
-    host: config.INGEST_HOST,
-    port: config.INGEST_PORT,
-    hostVariable: 'INGEST_HOST',
-    portVariable: 'INGEST_PORT',
-  };
-  const opsAt: ListenTarget = {
-    host: config.INGEST_OPS_HOST,
-    port: config.INGEST_OPS_PORT,
-    hostVariable: 'INGEST_OPS_HOST',
-    portVariable: 'INGEST_OPS_PORT',
-  };
+  const { listenAt, opsAt } = listenTargets(config);
   if (opsAt.port !== 0 && opsAt.port === listenAt.port)
     throw new ConfigError(
       `INGEST_OPS_PORT: must differ from INGEST_PORT (${listenAt.port}): operations stay off the webhook port`,
     );
-  // A port in use is said before any client starts; listen() below still says it if taken meanwhile.
+  // A port in use is said before any client starts; listen() still says it if taken meanwhile.
   await assertPortFree(listenAt);
   await assertPortFree(opsAt);
   // Out of reach: one line now, rather than a service that retries in the background and never gets ready.
@@ -157,6 +181,33 @@ export async function startIngest({
     config.INGEST_QUARANTINE &&
     signed &&
     (skipTopicCheck || (await quarantineTopicExists({ config, settings, logger })));
+  return { keepRefused };
+}
+
+/** A started server: without an ops URL when it serves no ops port (a worker). */
+export type RunningIngestServer = Omit<RunningIngest, 'opsUrl'> & { opsUrl: string | undefined };
+
+export interface IngestServerSettings extends IngestSettings, IngestPlan {
+  /** Serve /healthz, /readyz and /metrics on the ops port (not in a worker: the command serves them). */
+  ops: boolean;
+  /** A worker's peers, told of failing and stored ids (failing-id-telemetry.ts). */
+  failingIdPeers?: FailingIdPeers;
+}
+
+/** The server after its checks: the producer, the webhook route on INGEST_PORT and, if asked, the ops port. */
+export async function startIngestServer({
+  config,
+  sources,
+  logger,
+  keepRefused,
+  ops: serveOps,
+  failingIdPeers,
+}: IngestServerSettings): Promise<RunningIngestServer> {
+  const https = readTls(config);
+  const rawTopic = topicNames(config.TOPIC_PREFIX).raw;
+  const deadlineMs = config.INGEST_DEADLINE_MS;
+  const settings: KafkaSettings = kafkaSettings(config, 'hookledger-ingest', logger);
+  const { listenAt, opsAt } = listenTargets(config);
 
   const metrics = createIngestMetrics();
   const serde = createSerde({ ...registryAccess(config), clientId: 'hookledger-ingest' });
@@ -233,16 +284,20 @@ export async function startIngest({
       },
       ...(https ? { https } : {}),
       ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
+      ...(failingIdPeers ? { failingIdPeers } : {}),
     });
-    ops = await buildOpsApp({
-      store: producer,
-      encoder,
-      metrics,
-      logger,
-      accepting: () => accepting,
-      draining: () => drain.draining,
-    });
-    const opsUrl = await ops.listen({ host: config.INGEST_OPS_HOST, port: config.INGEST_OPS_PORT });
+    let opsUrl: string | undefined;
+    if (serveOps) {
+      ops = await buildOpsApp({
+        store: producer,
+        encoder,
+        metrics,
+        logger,
+        accepting: () => accepting,
+        draining: () => drain.draining,
+      });
+      opsUrl = await ops.listen({ host: config.INGEST_OPS_HOST, port: config.INGEST_OPS_PORT });
+    }
     const address = await app.listen({ host: config.INGEST_HOST, port: config.INGEST_PORT });
     logger.info(
       {
@@ -259,40 +314,6 @@ export async function startIngest({
   } catch (error) {
     // Nothing of a failed start may stay: the producer's reconnect loop alone keeps a process running.
     await close();
-    throw listenFailure(error, ops?.server.listening ? listenAt : opsAt);
+    throw listenFailure(error, ops?.server.listening || !serveOps ? listenAt : opsAt);
   }
-}
-
-/** The `hookledger ingest` process: runs until SIGTERM or SIGINT, then closes gracefully. */
-export async function runIngest(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const config = loadConfig(env);
-  const sources = loadSources(env);
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'ingest' });
-  logStartConfig(logger, config, env);
-  const running = await startIngest({ config, sources, logger });
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  logger.info({ signal }, 'shutting down');
-  // Bounded: the drain by its delay, in-flight requests by their deadline, the queue's flush by the send timeout.
-  const force = setTimeout(
-    () => {
-      logger.error('graceful shutdown took too long; exiting');
-      process.exit(1);
-    },
-    config.INGEST_DRAIN_DELAY_MS + 2 * config.INGEST_DEADLINE_MS + 5_000,
-  );
-  force.unref();
-  // A second signal skips the rest of the drain (an operator's Ctrl-C twice).
-  await Promise.race([
-    running.drain(),
-    new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    }),
-  ]);
-  await running.close();
-  clearTimeout(force);
-  return 0;
 }

@@ -112,6 +112,8 @@ export function createIngestMetrics({ defaultMetrics = true } = {}): IngestMetri
         name: 'hookledger_ingest_producer_ready',
         help: '1 while a producer is connected and writing, else 0.',
         registers,
+        // With `--workers N`, the workers' lowest: 1 only while every worker can write.
+        aggregator: 'min',
         collect() {
           this.set(ready() ? 1 : 0);
         },

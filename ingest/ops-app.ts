@@ -2,7 +2,7 @@
 // INGEST_OPS_PORT), never on the public webhook port: they name every source, heap use and readiness.
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from '../runtime/log.js';
-import type { IngestMetrics } from './metrics.js';
+import type { MetricsSource } from '../runtime/streams/ops-server.js';
 import { healthPlugin } from './plugins/health.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import type { EnvelopeEncoder } from './producer/encoder.js';
@@ -11,7 +11,8 @@ import type { RawStore } from './producer/port.js';
 export interface OpsDeps {
   store: Pick<RawStore, 'ready'>;
   encoder: Pick<EnvelopeEncoder, 'ready'>;
-  metrics: IngestMetrics;
+  /** What /metrics serves: ingest's registry, or every worker's series summed (`ingest --workers N`). */
+  metrics: { registry: MetricsSource };
   logger: Logger;
   /** False once the webhook server closes: /readyz turns 503 while in-flight requests finish. */
   accepting?: () => boolean;

@@ -9,5 +9,7 @@ export function registerBuildInfo(registry: Registry, version: string = VERSION)
     help: 'Always 1; the labels say which hookledger release and Node.js version run.',
     labelNames: ['version', 'node'] as const,
     registers: [registry],
+    // Several processes' series summed into one /metrics (ingest's workers): still 1.
+    aggregator: 'max',
   }).set({ version, node: process.version }, 1);
 }

@@ -198,6 +198,12 @@ const environment = z.object({
   INGEST_MAX_BATCH_RECORDS: z.coerce.number().int().positive().default(500),
   INGEST_MAX_PENDING_BYTES: bytes.default(64 * 1_048_576),
   /**
+   * HTTP workers per `ingest` (node:cluster: child processes sharing INGEST_PORT), each with its own
+   * producer; one /healthz, /readyz and /metrics for all. 1 by default: a container's CPU limit is not
+   * what the host's core count says, and a second worker pays only where a second core is free.
+   */
+  INGEST_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  /**
    * Bytes of request bodies being received at once (each request's Content-Length, or INGEST_BODY_LIMIT
    * when it has none): past it, 503 before the body is read. Bodies are read before their signature can
    * be checked, so this, not the connections, bounds what unsigned traffic can make ingest hold.

@@ -4,10 +4,31 @@
 // sender's choice, never parsed, never remembered (refusals are counted by reason in the metrics).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Gauge, Histogram, type Registry } from 'prom-client';
-import type { FailingId, FailingIds } from './failing-ids.js';
+import { type FailingId, FailingIds, keptId } from './failing-ids.js';
+
+/** What one worker of `ingest --workers N` tells the others of an id (the id as the list keeps it). */
+export interface FailingIdEvent {
+  kind: 'failed' | 'stored';
+  source: string;
+  webhookId: string;
+}
+
+/**
+ * The other workers of `ingest --workers N`. Each keeps its own list, and the platform's retry may reach
+ * another worker than the failure did: a worker tells the others when an id starts failing with it, and
+ * when it stores an id failing with another, which then takes the id off its list. Without this, that one
+ * would report a stored id as failing for 72 hours, then as given up. (A retry that reaches another
+ * worker before the word that its id failed, within milliseconds, is missed: the platform waits longer.)
+ */
+export interface FailingIdPeers {
+  tell(event: FailingIdEvent): void;
+  listen(listener: (event: FailingIdEvent) => void): void;
+}
 
 export interface FailingIdTelemetryOptions {
   failingIds: FailingIds;
+  /** The other workers (`ingest --workers N`); none with one. */
+  peers?: FailingIdPeers | undefined;
   registry: Registry;
   /** The configured source names: their gauges read 0 rather than nothing while no id fails. */
   sources: Iterable<string>;
@@ -29,7 +50,7 @@ const FAILING_ID_SERIES = {
 /** Registers the series and hooks on `app`: call it inside the webhook route's plugin. */
 export function watchFailingIds(
   app: FastifyInstance,
-  { failingIds, registry, sources, sweepEveryMs = 60_000 }: FailingIdTelemetryOptions,
+  { failingIds, peers, registry, sources, sweepEveryMs = 60_000 }: FailingIdTelemetryOptions,
 ): void {
   const registers = [registry];
   const sourceNames = [...sources];
@@ -46,7 +67,21 @@ export function watchFailingIds(
     attempts.observe({ source: entry.source, outcome }, entry.attempts);
   // Ids past the platform's retry window change by nothing a request does: a timer looks for them, and
   // every scrape too, so /metrics never shows an id the platform no longer retries.
+  // The ids failing with other workers (their word only: no series, no log line of their own here).
+  const elsewhere = peers ? new FailingIds({ now: () => failingIds.now() }) : undefined;
+  peers?.listen(({ kind, source, webhookId }) => {
+    if (kind === 'failed') {
+      elsewhere!.failed(source, webhookId, 0);
+      return;
+    }
+    elsewhere!.stored(source, webhookId);
+    const was = failingIds.stored(source, webhookId);
+    if (was === undefined) return;
+    depart(was, 'stored');
+    app.log.info({ ...describeFailing(was, failingIds.now()), by: 'another worker' }, 'stored after failing');
+  });
   const sweep = () => {
+    elsewhere?.sweep();
     for (const entry of failingIds.sweep()) {
       depart(entry, 'given-up');
       app.log.error(describeFailing(entry, failingIds.now()), 'the platform has given up on this webhook');
@@ -70,6 +105,8 @@ export function watchFailingIds(
     help: 'Seconds since the first non-200 answer of the longest-failing webhook id, by source (the platform gives up at 72 h = 259200 s).',
     labelNames: ['source'] as const,
     registers,
+    // With `--workers N`, the workers' highest: the longest-failing id of them all.
+    aggregator: 'max',
     collect() {
       sweep();
       const summaries = failingIds.bySource();
@@ -98,10 +135,13 @@ export function watchFailingIds(
         depart(was, 'stored');
         request.log.info(describeFailing(was, failingIds.now()), 'stored after failing');
       }
+      if (elsewhere?.stored(source, webhookId) !== undefined)
+        peers!.tell({ kind: 'stored', source, webhookId: keptId(webhookId) });
       return;
     }
     const { entry, report, evicted } = failingIds.failed(source, webhookId, reply.statusCode);
     if (evicted !== undefined) depart(evicted, 'evicted');
+    if (peers && entry.attempts === 1) peers.tell({ kind: 'failed', source, webhookId: entry.webhookId });
     if (report) request.log.warn(describeFailing(entry, failingIds.now()), 'webhook still failing');
   }
 

@@ -14,7 +14,7 @@ import type { RawStore } from '../producer/port.js';
 import type { Source, Sources } from '../sources.js';
 import { buildEnvelope, queryString } from './envelope.js';
 import { extract } from './extract.js';
-import { watchFailingIds } from './failing-id-telemetry.js';
+import { type FailingIdPeers, watchFailingIds } from './failing-id-telemetry.js';
 import { FailingIds, keptId } from './failing-ids.js';
 import type { Quarantine } from './quarantine.js';
 import { bytesToReserve, ReceivingBudget } from './receiving-budget.js';
@@ -30,6 +30,8 @@ export interface WebhooksOptions {
   quarantine?: Quarantine | undefined;
   /** The ids answered with anything but 200 (a list of its own by default; tests pass one with a clock). */
   failingIds?: FailingIds | undefined;
+  /** The other workers of `ingest --workers N`, told of failing and stored ids; none with one. */
+  failingIdPeers?: FailingIdPeers | undefined;
   /** Query parameters whose values records keep (INGEST_KEPT_QUERY_PARAMETERS); every other value is masked. */
   keptQueryParameters?: ReadonlySet<string> | undefined;
   /** Bytes of bodies received at once (INGEST_MAX_RECEIVING_BYTES; receiving-budget.ts). */
@@ -83,6 +85,7 @@ export const webhooksPlugin: FastifyPluginAsync<WebhooksOptions> = async (app, o
   app.decorateRequest('delivery', null);
   watchFailingIds(app, {
     failingIds: options.failingIds ?? new FailingIds(),
+    peers: options.failingIdPeers,
     registry: metrics.registry,
     sources: sources.keys(),
   });

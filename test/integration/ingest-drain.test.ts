@@ -7,7 +7,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { signBody } from '../../ingest/webhooks/signature.js';
 import { freePort } from '../../tools/stack/ports.js';
 import { testStack } from '../helpers/stack.js';
-import { createRawTopic, randomPrefix, readRaw, waitReady } from './ingest-harness.js';
+import { createRawTopic, ingestCommandEnv, randomPrefix, readRaw, waitReady } from './ingest-harness.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const KEY = 'drain-key-0123456789abcdef0123456789';
@@ -26,15 +26,8 @@ describe('hookledger ingest stopped by SIGTERM', () => {
     const child = spawn(process.execPath, [path.join(repoRoot, 'tools/cli/hookledger.js'), 'ingest'], {
       cwd: repoRoot,
       env: {
-        ...process.env,
-        KAFKA_BROKERS: brokers.join(','),
-        SCHEMA_REGISTRY_URL: registryUrl,
-        TOPIC_PREFIX: prefix,
-        INGEST_HOST: '127.0.0.1',
-        INGEST_PORT: String(port),
-        INGEST_OPS_PORT: String(opsPort),
+        ...ingestCommandEnv({ brokers, registryUrl, prefix, port, opsPort, key: KEY }),
         INGEST_DRAIN_DELAY_MS: String(DRAIN_MS),
-        HOOKLEDGER_SOURCES: JSON.stringify({ energy: { keys: { k1: KEY } } }),
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -73,6 +73,27 @@ export async function runIngest(options: {
   };
 }
 
+/** The environment of a `hookledger ingest` child process on the test stack, one signed source `energy`. */
+export function ingestCommandEnv(options: {
+  brokers: string[];
+  registryUrl: string;
+  prefix: string;
+  port: number;
+  opsPort: number;
+  key: string;
+}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    KAFKA_BROKERS: options.brokers.join(','),
+    SCHEMA_REGISTRY_URL: options.registryUrl,
+    TOPIC_PREFIX: options.prefix,
+    INGEST_HOST: '127.0.0.1',
+    INGEST_PORT: String(options.port),
+    INGEST_OPS_PORT: String(options.opsPort),
+    HOOKLEDGER_SOURCES: JSON.stringify({ energy: { keys: { k1: options.key } } }),
+  };
+}
+
 /** Waits for /readyz at an ops server's base URL (ingest's opsUrl). */
 export async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -4,6 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
+import { metricSum } from '../helpers/metric-sum.js';
 import { testStack } from '../helpers/stack.js';
 import {
   expectExactlyOnce,
@@ -13,16 +14,6 @@ import {
   within,
 } from './processors-harness.js';
 import { generateLoad } from './processors-load.js';
-
-/** A series' sum on a /metrics page, over the samples whose labels contain `labels`. */
-function metricSum(page: string, name: string, labels = ''): number {
-  let sum = 0;
-  for (const line of page.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (line.includes(labels)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
 
 describe('hookledger process --threads 2', () => {
   const children: ChildProcess[] = [];

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { INVALID_REASONS } from '../../tools/simulate/invalid.js';
 import { readStackRecord } from '../../tools/stack/index.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { metricSum } from '../helpers/metric-sum.js';
 import { leadingCount, type TourStep, tourSteps } from '../helpers/readme-tour.js';
 import {
   cleanUp,
@@ -82,17 +83,6 @@ async function tailInProcess(dir: string, topic: string): Promise<Line[]> {
   });
   expect(ran.status, `tail ${topic}:\n${ran.stderr}`).toBe(0);
   return linesOf(ran.stdout);
-}
-
-/** A series' sum on a /metrics page, over the samples whose labels contain `labels`. */
-function metricSum(page: string, name: string, labels = ''): number {
-  let sum = 0;
-  for (const line of page.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!line.includes(labels)) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
 }
 
 describe("the README's five-minute tour, copied into a new shell", () => {

@@ -22,7 +22,7 @@ import {
   waitReady,
 } from './children.js';
 import { type Delivery, type LoadResult, runStep, signedDelivery } from './ingest-load.js';
-import { pidListeningOn, processCpuSeconds, rssMiB } from './proc-stats.js';
+import { pidListeningOn, processCpuSeconds, rssMiB, treeCpuSeconds, treeRssMiB } from './proc-stats.js';
 import { writeSection } from './report-section.js';
 
 const COMMAND = 'npm run bench:ingest';
@@ -47,12 +47,17 @@ const { values: opts } = parseArgs({
     'profile-dir': { type: 'string' },
     // Node flags for ingest's process only, given with "=" (--ingest-node-flags="--trace-gc --max-semi-space-size=64"); not with --profile-dir.
     'ingest-node-flags': { type: 'string', default: '' },
+    // HTTP workers of ingest (`hookledger ingest --workers N`); its CPU and memory are its processes' sum.
+    'ingest-workers': { type: 'string', default: '1' },
     // Keeps the run's directory (ingest's log, with --trace-gc its GC lines) and prints its path.
     'keep-dir': { type: 'boolean', default: false },
   },
 });
 const RATES = opts.rates.split(',').map(Number);
 const STEP_S = Number(opts['step-seconds']);
+const WORKERS = Number(opts['ingest-workers']);
+if (!Number.isInteger(WORKERS) || WORKERS < 1)
+  throw new Error(`--ingest-workers: expected a whole number from 1`);
 /** A step whose median answer took longer than this was queueing, not kept up with (see saturated()). */
 const MAX_KEPT_P50_MS = 100;
 const log = (message: string) => console.error(`bench:ingest ${message}`);
@@ -134,10 +139,10 @@ async function measuredStep(
   rate: number,
   pids: { target?: number; broker?: number },
 ): Promise<StepFigures> {
-  const cpu0 = processCpuSeconds(pids.target);
+  const cpu0 = treeCpuSeconds(pids.target);
   const broker0 = processCpuSeconds(pids.broker);
   const result = await runStep({ host: '127.0.0.1', port }, load, { offeredRate: rate, durationS: STEP_S });
-  const cpu1 = processCpuSeconds(pids.target);
+  const cpu1 = treeCpuSeconds(pids.target);
   const broker1 = processCpuSeconds(pids.broker);
   const perRequest = (a?: number, b?: number) =>
     a !== undefined && b !== undefined && result.ok > 0 ? ((b - a) / result.ok) * 1e6 : undefined;
@@ -145,7 +150,7 @@ async function measuredStep(
     ...result,
     cpuUsPerRequest: perRequest(cpu0, cpu1),
     brokerCpuUsPerRequest: perRequest(broker0, broker1),
-    rssMiB: rssMiB(pids.target),
+    rssMiB: treeRssMiB(pids.target),
   };
 }
 
@@ -200,6 +205,7 @@ function startIngest(bench: BenchStack, prefix: string, port: number, opsPort: n
       HOOKLEDGER_SOURCES: JSON.stringify({ bench: { keys: { k1: KEY } } }),
       HOOKLEDGER_LOCAL_STACK: 'true',
       LOG_LEVEL: opts['log-level'],
+      INGEST_WORKERS: String(WORKERS),
     },
     logFile,
     profileDir
@@ -286,7 +292,7 @@ async function benchHttp(bench: BenchStack, brokerPid: number | undefined, dir: 
         half,
         serverWithin,
         stalls,
-        peakRssMiB: rssMiB(ingestChild.pid, 'VmHWM'),
+        peakRssMiB: treeRssMiB(ingestChild.pid, 'VmHWM'),
         meanBatch: records / batches,
       },
       bare: { steps: bare.steps, max: maxThroughput(bare.steps), peakRssMiB: rssMiB(bareChild.pid, 'VmHWM') },
@@ -388,7 +394,7 @@ async function main(): Promise<void> {
     const section = [
       '## Ingest',
       '',
-      `Reproduce: \`${COMMAND}\` (with \`KAFKA_BROKERS\` and \`SCHEMA_REGISTRY_URL\` set it uses that stack, else it starts the local one).`,
+      `Reproduce: \`${COMMAND}${WORKERS > 1 ? ` -- --ingest-workers ${WORKERS}` : ''}\` (with \`KAFKA_BROKERS\` and \`SCHEMA_REGISTRY_URL\` set it uses that stack, else it starts the local one).`,
       `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version};`,
       `${stack.describe().split(' (logs')[0]}. Everything — load generator, ingest, broker, registry — shares these cores, so the`,
       `figures are a floor for this machine, not a capacity plan (1-minute load average before and after the HTTP runs and the perf test: ${loads.join(', ')}).`,
@@ -400,7 +406,7 @@ async function main(): Promise<void> {
       `${STEP_S} s per offered rate after a 3 s warm-up; a target leaves the ramp at the first rate it cannot keep (under 90 % of`,
       `offered, over 1 % non-200, p99 over 1 s or p50 over ${MAX_KEPT_P50_MS} ms; such a step is run twice, the better run counts, so one burst from a neighbour`,
       'does not end it). "Max sustained" is the best throughput of a step it kept.',
-      `Ingest runs as \`hookledger ingest\` (LOG_LEVEL=${opts['log-level']}: a summary line every 10 s, one line per request only at debug; defaults: linger 2 ms, batches up to 500`,
+      `Ingest runs as \`hookledger ingest${WORKERS > 1 ? ` --workers ${WORKERS}` : ''}\` (LOG_LEVEL=${opts['log-level']}: a summary line every 10 s, one line per request only at debug; defaults: linger 2 ms, batches up to 500`,
       "records and 5 of them in flight, deadline 10 s; librdkafka's idempotent producer) against a raw topic of 12 partitions, replication factor 1;",
       "every 200 waited for its record's acks=all delivery report.",
       '',

@@ -18,6 +18,20 @@ export function processCpuSeconds(pid: number | undefined): number | undefined {
   }
 }
 
+/** CPU seconds of a process and its descendants (ingest's workers, stream threads) so far. */
+export function treeCpuSeconds(pid: number | undefined): number | undefined {
+  const tree = processTree(pid);
+  if (tree.length === 0) return undefined;
+  return tree.reduce((sum, each) => sum + (processCpuSeconds(each) ?? 0), 0);
+}
+
+/** Resident memory of a process and its descendants, summed, in MiB. */
+export function treeRssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
+  const tree = processTree(pid);
+  if (tree.length === 0) return undefined;
+  return tree.reduce((sum, each) => sum + (rssMiB(each, field) ?? 0), 0);
+}
+
 /** Core-seconds the whole machine spent busy (not idle, not waiting for I/O) since boot. */
 export function machineBusySeconds(): number {
   const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);

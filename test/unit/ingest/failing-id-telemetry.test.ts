@@ -9,6 +9,7 @@ import { createIngestMetrics } from '../../../ingest/metrics.js';
 import { RawProducer } from '../../../ingest/producer/raw-producer.js';
 import { parseSources } from '../../../ingest/sources.js';
 import { digestKey } from '../../../ingest/webhooks/extract.js';
+import type { FailingIdEvent, FailingIdPeers } from '../../../ingest/webhooks/failing-id-telemetry.js';
 import { FailingIds, keptId } from '../../../ingest/webhooks/failing-ids.js';
 import { signBody } from '../../../ingest/webhooks/signature.js';
 import type { RawEnvelope } from '../../../schemas/raw-envelope.js';
@@ -43,7 +44,7 @@ interface Harness {
 
 const open: Harness[] = [];
 
-async function harness(): Promise<Harness> {
+async function harness(failingIdPeers?: FailingIdPeers): Promise<Harness> {
   const { logger, text } = capturingLogger();
   const kafka = new FakeKafka();
   let now = T0;
@@ -70,6 +71,7 @@ async function harness(): Promise<Harness> {
     logger,
     metrics,
     failingIds,
+    ...(failingIdPeers ? { failingIdPeers } : {}),
   });
   const h = {
     app,
@@ -157,6 +159,43 @@ describe('failing webhook ids in ingest', () => {
       await sample(h, `hookledger_ingest_failing_webhook_attempts_sum{source="energy",outcome="stored"}`),
     ).toBe(2);
     expect(h.logs()).toContain('stored after failing');
+  });
+
+  it('takes an id off the list of the worker it failed on when another worker stores its retry (ingest --workers)', async () => {
+    // Two workers wired as the command wires them: what one tells its peers reaches the other.
+    const told: FailingIdEvent[] = [];
+    const listeners: ((event: FailingIdEvent) => void)[][] = [[], []];
+    const peers = (self: number): FailingIdPeers => ({
+      tell: (event) => {
+        told.push(event);
+        for (const listener of listeners[1 - self]!) listener(event);
+      },
+      listen: (listener) => listeners[self]!.push(listener),
+    });
+    const a = await harness(peers(0));
+    const b = await harness(peers(1));
+    expect((await fail(a, body('wh_1'))).statusCode).toBe(503);
+    expect((await fail(a, body('wh_1'))).statusCode).toBe(503);
+    // Told once, when the id starts failing with it.
+    expect(told).toEqual([{ kind: 'failed', source: 'energy', webhookId: 'wh_1' }]);
+    expect(await sample(a, FAILING)).toBe(1);
+    expect(await sample(b, FAILING)).toBe(0);
+
+    // The platform's retry reaches the other worker, which stores it: the first forgets the id.
+    expect((await post(b, body('wh_1'))).statusCode).toBe(200);
+    expect(told.at(-1)).toEqual({ kind: 'stored', source: 'energy', webhookId: 'wh_1' });
+    expect(a.failingIds.get('energy', 'wh_1')).toBeUndefined();
+    expect(await sample(a, FAILING)).toBe(0);
+    expect(await sample(a, attemptsCount('stored'))).toBe(1);
+    expect(a.logs()).toContain('stored after failing');
+    // So it is never reported given up, 72 hours on.
+    a.advance(73 * HOUR);
+    expect(await sample(a, attemptsCount('given-up'))).toBe(0);
+
+    // An id that failed with nobody else is stored without a word to the peers.
+    const before = told.length;
+    expect((await post(b, body('wh_2'))).statusCode).toBe(200);
+    expect(told.length).toBe(before);
   });
 
   it('keys a body without a readable webhook.id by its sha1, as ingest stores it', async () => {

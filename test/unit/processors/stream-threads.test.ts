@@ -1,55 +1,13 @@
 // The process side of `process --threads N`: each thread's lifecycle (starting → running → closing →
 // ended), readiness over threads, metrics from every running thread, and what ends the process.
 import { describe, expect, it } from 'vitest';
-import type { FromThread, ToThread } from '../../../processors/stream-thread-protocol.js';
 import {
   StreamThreadStartError,
   StreamThreads,
   THREAD_SILENT_MS,
-  type ThreadHandle,
 } from '../../../processors/stream-threads.js';
-
-/** A scripted thread: the test says what it answers, and sees what the process asked. */
-class FakeThread implements ThreadHandle {
-  readonly received: ToThread[] = [];
-  terminated = false;
-  #onMessage: ((message: FromThread) => void)[] = [];
-  #onExit: ((code: number) => void)[] = [];
-  #exitCode: number | undefined;
-  /** Answers a request for metrics with these series (undefined: never answers). */
-  metricsAnswer: FromThread | undefined;
-  /** Exits when asked to close (false: hangs, as a thread stuck in a commit would). */
-  closes = true;
-
-  post(message: ToThread): void {
-    this.received.push(message);
-    if (message.type === 'metrics' && this.metricsAnswer?.type === 'metrics')
-      this.say({ ...this.metricsAnswer, id: message.id });
-    if (message.type === 'close' && this.closes) {
-      this.say({ type: 'closed' });
-      this.exit(0);
-    }
-  }
-  onMessage(listener: (message: FromThread) => void): void {
-    this.#onMessage.push(listener);
-  }
-  onExit(listener: (code: number) => void): void {
-    if (this.#exitCode === undefined) this.#onExit.push(listener);
-    else listener(this.#exitCode);
-  }
-  async terminate(): Promise<void> {
-    this.terminated = true;
-    this.exit(1);
-  }
-  say(message: FromThread): void {
-    for (const listener of this.#onMessage) listener(message);
-  }
-  exit(code: number): void {
-    if (this.#exitCode !== undefined) return;
-    this.#exitCode = code;
-    for (const listener of this.#onExit) listener(code);
-  }
-}
+import type { FromChild } from '../../../runtime/child-processes.js';
+import { FakeChild as FakeThread } from '../runtime/fake-child.js';
 
 function threads(count: number, stages = ['dedupe-router', 'tables']) {
   const fakes: FakeThread[] = [];
@@ -172,7 +130,7 @@ describe('stream threads', () => {
     const series = [
       { name: 'a', help: 'a', type: 'counter', aggregator: 'sum', values: [{ value: 1, labels: {} }] },
     ];
-    fakes[0]!.metricsAnswer = { type: 'metrics', id: 0, metrics: series } as unknown as FromThread;
+    fakes[0]!.metricsAnswer = { type: 'metrics', id: 0, metrics: series } as unknown as FromChild;
     const gathered = supervisor.metrics();
     expect(await settled(gathered)).toBe('pending');
     fakes[1]!.exit(1);
