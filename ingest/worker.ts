@@ -8,11 +8,11 @@ import { createLogger } from '../runtime/log.js';
 import { type RunningIngestServer, startIngestServer } from './main.js';
 import { loadSources } from './sources.js';
 import type { FailingIdEvent } from './webhooks/failing-id-telemetry.js';
-import { type IngestWorkerData, WORKER_DATA_VARIABLE } from './workers.js';
+import { type IngestWorkerData, WORKER_DATA_VARIABLE, workerConfig } from './workers.js';
 
 const env = process.env;
 const { index, keepRefused } = JSON.parse(env[WORKER_DATA_VARIABLE] ?? '{}') as IngestWorkerData;
-const config = loadConfig(env);
+const config = workerConfig(loadConfig(env));
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'ingest' }).child({ worker: index });
 
 let running: RunningIngestServer | undefined;

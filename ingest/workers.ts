@@ -30,6 +30,23 @@ export interface IngestWorkerData {
 /** The variable that carries IngestWorkerData, as JSON, to a worker. */
 export const WORKER_DATA_VARIABLE = 'HOOKLEDGER_INGEST_WORKER';
 
+/**
+ * A worker's configuration: the command's, with the quarantine's bounds split between the workers. They
+ * bound what this instance keeps of refused traffic (a forged flood must not fill the cluster), so N
+ * workers keep no more than one would. The other bounds (pending bytes, bytes being received,
+ * connections) hold per worker: they bound a process's memory (docs/configuration.md).
+ */
+export function workerConfig(config: Config): Config {
+  const workers = config.INGEST_WORKERS;
+  return {
+    ...config,
+    INGEST_QUARANTINE_PER_SECOND: config.INGEST_QUARANTINE_PER_SECOND / workers,
+    INGEST_QUARANTINE_BYTES_PER_SECOND: config.INGEST_QUARANTINE_BYTES_PER_SECOND / workers,
+    INGEST_QUARANTINE_TOTAL_PER_SECOND: config.INGEST_QUARANTINE_TOTAL_PER_SECOND / workers,
+    INGEST_QUARANTINE_TOTAL_BYTES_PER_SECOND: config.INGEST_QUARANTINE_TOTAL_BYTES_PER_SECOND / workers,
+  };
+}
+
 /** What each worker reports readiness for: the checks of ingest's /readyz. */
 const CHECKS = ['webhooks', 'producer', 'schema'] as const;
 

@@ -1,8 +1,10 @@
 // The command's side of `ingest --workers N` (ingest/workers.ts over runtime/child-processes.ts): the
 // checks of /readyz over workers, a start failure named after its worker, a worker's word to its peers
-// passed on to the others only, and a worker that ends unasked ending the command.
+// passed on to the others only, a worker that ends unasked ending the command, and the quarantine's
+// bounds split between the workers.
 import { describe, expect, it } from 'vitest';
-import { IngestWorkerStartError, IngestWorkers } from '../../../ingest/workers.js';
+import { IngestWorkerStartError, IngestWorkers, workerConfig } from '../../../ingest/workers.js';
+import { loadConfig } from '../../../runtime/config.js';
 import { FakeChild } from '../runtime/fake-child.js';
 
 function workers(count: number) {
@@ -73,5 +75,22 @@ describe('ingest workers', () => {
       stage: 'webhooks',
       failure: 'ingest worker 1 exited with code 137',
     });
+  });
+
+  it('split the quarantine’s bounds between them, so N workers keep no more refused traffic than one', () => {
+    const config = loadConfig({
+      KAFKA_BROKERS: '127.0.0.1:9092',
+      SCHEMA_REGISTRY_URL: 'http://127.0.0.1:8081',
+      INGEST_WORKERS: '4',
+    });
+    const worker = workerConfig(config);
+    expect(worker.INGEST_QUARANTINE_PER_SECOND * 4).toBe(config.INGEST_QUARANTINE_PER_SECOND);
+    expect(worker.INGEST_QUARANTINE_BYTES_PER_SECOND * 4).toBe(config.INGEST_QUARANTINE_BYTES_PER_SECOND);
+    expect(worker.INGEST_QUARANTINE_TOTAL_PER_SECOND * 4).toBe(config.INGEST_QUARANTINE_TOTAL_PER_SECOND);
+    expect(worker.INGEST_QUARANTINE_TOTAL_BYTES_PER_SECOND * 4).toBe(
+      config.INGEST_QUARANTINE_TOTAL_BYTES_PER_SECOND,
+    );
+    // Memory bounds stay per worker.
+    expect(worker.INGEST_MAX_PENDING_BYTES).toBe(config.INGEST_MAX_PENDING_BYTES);
   });
 });
