@@ -14,6 +14,7 @@ import { createRawTopic, ingestCommandEnv, randomPrefix, readRaw, waitReady } fr
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const KEY = 'workers-key-0123456789abcdef0123456789';
+const DRAIN_MS = 3_000;
 
 /** A signed webhook on a connection of its own: node:cluster hands connections to the workers in turn. */
 function post(url: string, id: string): Promise<number> {
@@ -77,7 +78,7 @@ describe('hookledger ingest --workers 2', () => {
         cwd: repoRoot,
         env: {
           ...ingestCommandEnv({ brokers, registryUrl, prefix, port, opsPort, key: KEY }),
-          INGEST_DRAIN_DELAY_MS: '1000',
+          INGEST_DRAIN_DELAY_MS: String(DRAIN_MS),
           // One line per request, each naming the worker that answered it.
           LOG_LEVEL: 'debug',
           ...env,
@@ -137,9 +138,15 @@ describe('hookledger ingest --workers 2', () => {
     expect(metricSum(page, 'hookledger_ingest_producer_ready')).toBe(1);
     expect(metricSum(page, 'hookledger_build_info')).toBe(1);
 
+    const signalledAt = Date.now();
     ingest.child.kill('SIGTERM');
-    // Not ready during the drain, while the workers still answer.
-    expect((await fetch(`${ingest.opsUrl}/readyz`)).status).toBe(503);
+    // Not ready as soon as the signal is handled (well within the drain), while the workers still answer.
+    let readiness = 200;
+    while (readiness === 200 && Date.now() - signalledAt < DRAIN_MS / 2) {
+      readiness = (await fetch(`${ingest.opsUrl}/readyz`)).status;
+      if (readiness === 200) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(readiness).toBe(503);
     expect(await post(ingest.url, 'wh-workers-during-drain')).toBe(200);
     expect(await ingest.exited).toBe(0);
     expect(workers.filter(alive)).toEqual([]);
