@@ -2,6 +2,7 @@
 // SIGTERM or SIGINT → drain, then close gracefully.
 import { loadConfig } from '../runtime/config.js';
 import { logStartConfig } from '../runtime/config-view.js';
+import { exitProcess } from '../runtime/exit.js';
 import { createLogger } from '../runtime/log.js';
 import { startIngest } from './main.js';
 import { loadSources } from './sources.js';
@@ -33,7 +34,7 @@ export async function runIngest(env: NodeJS.ProcessEnv = process.env): Promise<n
   const force = setTimeout(
     () => {
       logger.error('graceful shutdown took too long; exiting');
-      process.exit(1);
+      exitProcess(1);
     },
     config.INGEST_DRAIN_DELAY_MS + 2 * config.INGEST_DEADLINE_MS + 5_000,
   );

@@ -5,6 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Worker } from 'node:cluster';
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+import { exitProcess } from './exit.js';
 import type { Readiness } from './streams/ops-server.js';
 
 /** A start failure as the child tells it: the message, a registry status, whether Kafka refused or was out of reach. */
@@ -365,7 +366,7 @@ export function linkToParent({
     });
     return closing;
   };
-  process.on('disconnect', () => void closeOnce().finally(() => process.exit(0)));
+  process.on('disconnect', () => void closeOnce().finally(() => exitProcess(0)));
   process.on('message', (message: ToChild) => {
     if (message.type === 'metrics') {
       void metrics().then((series) => post({ type: 'metrics', id: message.id, metrics: series }));

@@ -286,6 +286,30 @@ export function refusedProperty(properties: Readonly<Record<string, string>>): s
   }
 }
 
+/**
+ * The client calls begun and not answered yet, by name. The binding runs them in Node's thread pool, so one
+ * that never returns (a client abandoned while its broker was away) holds the process's exit
+ * (runtime/exit.ts); a command that is still running after a clean close names them.
+ */
+const unanswered = new Map<string, number>();
+
+function begun(name: string): () => void {
+  unanswered.set(name, (unanswered.get(name) ?? 0) + 1);
+  let answered = false;
+  return () => {
+    if (answered) return;
+    answered = true;
+    const left = (unanswered.get(name) ?? 1) - 1;
+    if (left === 0) unanswered.delete(name);
+    else unanswered.set(name, left);
+  };
+}
+
+/** The Kafka client calls still waiting for their answer: `commitTransaction`, `disconnect ×2`. */
+export function unansweredKafkaCalls(): string[] {
+  return [...unanswered].map(([name, count]) => (count === 1 ? name : `${name} ×${count}`));
+}
+
 /** Connects a producer or consumer; rejects with a KafkaError after `timeoutMs`. */
 export function connect<C extends Producer | KafkaConsumer>(client: C, timeoutMs = 10_000): Promise<C> {
   return new Promise((resolve, reject) => {
@@ -293,7 +317,9 @@ export function connect<C extends Producer | KafkaConsumer>(client: C, timeoutMs
     const events = client as unknown as NodeJS.EventEmitter;
     const refused = (error: KafkaError) => reject(new KafkaError(error, 'connect'));
     events.once(SECURITY_FAILURE, refused);
+    const answered = begun('connect');
     (client as Producer).connect({ timeout: timeoutMs }, (error) => {
+      answered();
       events.off(SECURITY_FAILURE, refused);
       if (error) reject(toKafkaError(error, 'connect'));
       else resolve(client);
@@ -308,8 +334,11 @@ export function disconnect(client: Producer | KafkaConsumer, timeoutMs = 5_000):
       resolve();
       return;
     }
+    // After the timeout the promise resolves while the native call may go on: it stays counted until it ends.
     const timer = setTimeout(resolve, timeoutMs + 1_000);
+    const answered = begun('disconnect');
     const done = () => {
+      answered();
       clearTimeout(timer);
       resolve();
     };
@@ -325,12 +354,15 @@ export function call<T = void>(
   run: (callback: (error: LibrdKafkaError | null | undefined, value?: T) => void) => void,
 ): Promise<T> {
   return new Promise((resolve, reject) => {
+    const answered = begun(context);
     try {
       run((error, value) => {
+        answered();
         if (error) reject(toKafkaError(error, context));
         else resolve(value as T);
       });
     } catch (error) {
+      answered();
       reject(toKafkaError(error, context));
     }
   });

@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signBody } from '../../ingest/webhooks/signature.js';
+import { pidAlive } from '../../tools/stack/jvm-process.js';
 import { freePort } from '../../tools/stack/ports.js';
 import { metricSum } from '../helpers/metric-sum.js';
 import { testStack } from '../helpers/stack.js';
@@ -49,15 +50,6 @@ function workersOf(pid: number): number[] {
     return [];
   }
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('hookledger ingest --workers 2', () => {
   const children: ChildProcess[] = [];
@@ -149,7 +141,7 @@ describe('hookledger ingest --workers 2', () => {
     expect(readiness).toBe(503);
     expect(await post(ingest.url, 'wh-workers-during-drain')).toBe(200);
     expect(await ingest.exited).toBe(0);
-    expect(workers.filter(alive)).toEqual([]);
+    expect(workers.filter(pidAlive)).toEqual([]);
     const after = await readRaw(ingest.brokers, ingest.registryUrl, ingest.rawTopic);
     expect(after.map((record) => record.key)).toContain('wh-workers-during-drain');
   }, 120_000);
@@ -196,6 +188,6 @@ describe('hookledger ingest --workers 2', () => {
     process.kill(workers[1]!, 'SIGKILL');
     expect(await ingest.exited).toBe(1);
     expect(ingest.output()).toContain('an ingest worker ended; stopping');
-    expect(workers.filter(alive)).toEqual([]);
+    expect(workers.filter(pidAlive)).toEqual([]);
   }, 120_000);
 });

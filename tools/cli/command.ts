@@ -1,6 +1,8 @@
 // What every CLI subcommand provides, and the small helpers they share for their arguments.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { exitProcess } from '../../runtime/exit.js';
 import { isClusterError } from '../../runtime/kafka/admin.js';
+import { unansweredKafkaCalls } from '../../runtime/kafka/rdkafka.js';
 import { createLogger, type Logger } from '../../runtime/log.js';
 
 export interface Command {
@@ -54,13 +56,17 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
 /**
  * After a command has closed everything it opened: a handle a client library leaves open must not keep
  * the process alive. If it is still running after `graceMs`, the lingering handles are named and it exits
- * with the exit code the command returned (process.exitCode, set by main.ts).
+ * with the exit code the command returned (process.exitCode, set by main.ts), or is killed if a native
+ * call keeps even that exit from finishing (runtime/exit.ts).
  */
 export function exitIfStillRunning(warn: (message: string) => void, graceMs = 5_000): void {
   setTimeout(() => {
     const handles = process.getActiveResourcesInfo().join(', ');
-    warn(`still running ${graceMs} ms after a clean close (${handles}); exiting`);
-    process.exit();
+    // A native call in the thread pool is no handle: named apart, it is what can hold even the exit.
+    const calls = unansweredKafkaCalls();
+    const waiting = calls.length === 0 ? '' : `; Kafka calls unanswered: ${calls.join(', ')}`;
+    warn(`still running ${graceMs} ms after a clean close (${handles}${waiting}); exiting`);
+    exitProcess();
   }, graceMs).unref();
 }
 

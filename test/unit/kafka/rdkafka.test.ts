@@ -1,7 +1,8 @@
-import type { KafkaConsumer } from '@confluentinc/kafka-javascript';
+import type { KafkaConsumer, LibrdKafkaError } from '@confluentinc/kafka-javascript';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
+  call,
   createConsumer,
   ERRORS,
   isFatalError,
@@ -10,6 +11,7 @@ import {
   type KafkaSettings,
   pinoLevelForSeverity,
   toKafkaError,
+  unansweredKafkaCalls,
 } from '../../../runtime/kafka/rdkafka.js';
 
 describe('librdkafka errors', () => {
@@ -83,5 +85,38 @@ describe("a consumer's properties", () => {
     expect(config(fromFile)['fetch.queue.backoff.ms']).toBe('500');
     const fromCaller = createConsumer(settings(), { 'group.id': 'g', 'fetch.queue.backoff.ms': 50 } as never);
     expect(config(fromCaller)['fetch.queue.backoff.ms']).toBe(50);
+  });
+});
+
+describe('unanswered client calls', () => {
+  it('are named, and counted, until their callback comes, whether it brings an answer, an error or a throw', async () => {
+    const callbacks: ((error: LibrdKafkaError | null) => void)[] = [];
+    const first = call('commitTransaction', (cb) => callbacks.push(cb));
+    const second = call('commitTransaction', (cb) => callbacks.push(cb));
+    const third = call('seek', (cb) => callbacks.push(cb));
+    expect(unansweredKafkaCalls()).toEqual(['commitTransaction ×2', 'seek']);
+
+    callbacks[0]!(null);
+    callbacks[2]!({
+      message: 'Local: Timed out',
+      code: ERRORS.ERR__TIMED_OUT,
+      errno: ERRORS.ERR__TIMED_OUT,
+      origin: 'kafka',
+    });
+    await first;
+    await expect(third).rejects.toThrow('seek: Local: Timed out');
+    expect(unansweredKafkaCalls()).toEqual(['commitTransaction']);
+
+    // A second callback of the same call does not count for another.
+    callbacks[0]!(null);
+    expect(unansweredKafkaCalls()).toEqual(['commitTransaction']);
+    await expect(
+      call('initTransactions', () => {
+        throw new Error('no transactional.id');
+      }),
+    ).rejects.toThrow('no transactional.id');
+    callbacks[1]!(null);
+    await second;
+    expect(unansweredKafkaCalls()).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { defaultStages, STAGES, startProcessors } from '../../../processors/main
 import { StreamThreadStartError, startStreamThreads } from '../../../processors/stream-threads.js';
 import { loadConfig } from '../../../runtime/config.js';
 import { logStartConfig } from '../../../runtime/config-view.js';
+import { exitProcess } from '../../../runtime/exit.js';
 import { createLogger } from '../../../runtime/log.js';
 import {
   CONNECTION_HELP,
@@ -107,7 +108,7 @@ export const command: Command = {
     logger.info(outcome, 'shutting down');
     const force = setTimeout(() => {
       logger.error('graceful shutdown took too long; exiting');
-      process.exit(1);
+      exitProcess(1);
     }, 30_000);
     force.unref();
     await processors.close();
