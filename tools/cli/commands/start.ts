@@ -26,6 +26,7 @@ import {
 } from '../command.js';
 import { bannerLines, type DevelopmentKey } from '../start/banner.js';
 import { openStartLog } from '../start/log-file.js';
+import { settingsStartIgnores } from '../start/one-of-each.js';
 import { assertDistinctPorts } from '../start/ports.js';
 import { readStatus, statusLine } from '../start/status.js';
 import { StatusDisplay } from '../start/status-display.js';
@@ -226,6 +227,8 @@ export const command: Command = {
       };
       const config = loadConfig(env);
       logStartConfig(logger, config, env);
+      const ignored = settingsStartIgnores(config);
+      if (ignored !== undefined) logger.warn(ignored);
       await checkAll([
         assertBrokersReachable(config.KAFKA_BROKERS),
         assertRegistryReachable(registryAccess(config)),
