@@ -38,6 +38,7 @@ export function guardExit(boundMs = EXIT_BOUND_MS): number | undefined {
       env: { PATH: process.env.PATH ?? '' },
     });
     guard.on('error', () => undefined);
+    // The guard does not keep this process running (nor does the pipe to it: nothing is read or written there).
     guard.unref();
     return guard.pid;
   } catch {

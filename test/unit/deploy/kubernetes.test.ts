@@ -194,7 +194,7 @@ describe('the Kubernetes manifests', () => {
     // tools/cli/commands/process.ts exits after 30 s of a graceful stop.
     const processCommand = readFileSync(path.join(ROOT, 'tools/cli/commands/process.ts'), 'utf8');
     const ownBound = Number(
-      /process\.exit\(1\);\s*\},\s*([\d_]+)\)/.exec(processCommand)?.[1]?.replace(/_/g, ''),
+      /exitProcess\(1\);\s*\},\s*([\d_]+)\)/.exec(processCommand)?.[1]?.replace(/_/g, ''),
     );
     expect(ownBound).toBeGreaterThan(0);
     expect(grace).toBeGreaterThan(ownBound);

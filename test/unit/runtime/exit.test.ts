@@ -78,4 +78,10 @@ describe('exitProcess', () => {
     expect(guard).toBeGreaterThan(0);
     expect(await waitForPidExit(guard, 10_000)).toBe(true);
   }, 20_000);
+
+  it('keeps nothing running: a process that starts its guard and then has nothing to do ends by itself', async () => {
+    const ended = await runScript([`console.log('exiting');`, `guardExit(60_000);`]);
+    expect(ended).toMatchObject({ code: 0, signal: null });
+    expect(ended.afterMs).toBeLessThan(5_000);
+  }, 20_000);
 });
