@@ -181,7 +181,8 @@ export class EosProducer {
   /**
    * Sends the open transaction's lingering records now, without waiting for them: librdkafka ignores
    * linger.ms while a flush runs. Its outcome is left to the commit, which flushes again and reports
-   * any failure of these records; so a flush that times out or fails is not an error here.
+   * any failure of these records; so a flush that times out or fails is not an error here (the next
+   * call tries again).
    */
   sendNow(): void {
     const producer = this.#producer;
@@ -189,8 +190,11 @@ export class EosProducer {
     this.#sending = true;
     this.#unsent = false;
     try {
-      producer.flush(SEND_NOW_TIMEOUT_MS, () => {
+      producer.flush(SEND_NOW_TIMEOUT_MS, (error) => {
         this.#sending = false;
+        // Not all sent within the time (a partition's first record in a transaction waits for the
+        // coordinator to add it): the rest lingers, and the next call sends it now again.
+        if (error) this.#unsent = true;
       });
     } catch {
       // Not connected (closing): nothing to send.
