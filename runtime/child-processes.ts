@@ -358,15 +358,22 @@ export function linkToParent({
   };
   const timer = setInterval(report, READINESS_EVERY_MS);
   let closing: Promise<void> | undefined;
+  let letGo = false;
   const closeOnce = () => {
     closing ??= close().finally(() => {
       clearInterval(timer);
       post({ type: 'closed' });
+      letGo = true;
       process.disconnect?.();
     });
     return closing;
   };
-  process.on('disconnect', () => void closeOnce().finally(() => exitProcess(0)));
+  process.on('disconnect', () => {
+    // After a close it asked for, the parent ends a child whose exit hangs (ChildProcesses.close). A
+    // parent that went away cannot: then the exit is guarded (runtime/exit.ts).
+    const parentGone = !letGo;
+    void closeOnce().finally(() => (parentGone ? exitProcess(0) : process.exit(0)));
+  });
   process.on('message', (message: ToChild) => {
     if (message.type === 'metrics') {
       void metrics().then((series) => post({ type: 'metrics', id: message.id, metrics: series }));

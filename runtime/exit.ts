@@ -15,7 +15,7 @@ export const EXIT_BOUND_MS = 10_000;
 const GUARD = `
 const [pid, boundMs] = process.argv.slice(1).map(Number);
 const kill = setTimeout(() => { try { process.kill(pid, 'SIGKILL'); } catch {} }, boundMs);
-process.stdin.on('close', () => clearTimeout(kill)).on('end', () => clearTimeout(kill)).resume();
+process.stdin.on('end', () => clearTimeout(kill)).resume();
 `;
 
 /**

@@ -42,11 +42,9 @@ async function runScript(body: string[]): Promise<Ended> {
   });
   children.push(child);
   let stdout = '';
+  let exitCalledAt = 0;
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
-  });
-  let exitCalledAt = 0;
-  child.stdout.on('data', () => {
     if (exitCalledAt === 0 && stdout.includes('exiting')) exitCalledAt = Date.now();
   });
   return new Promise((resolve) => {
