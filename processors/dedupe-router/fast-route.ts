@@ -65,6 +65,11 @@ interface KnownTrigger {
 
 /** Caches of small, repeating strings; cleared when this large (a sender inventing names cannot grow them). */
 const CACHE_LIMIT = 1024;
+/**
+ * A trigger name longer than this is parsed each time, never cached: its length is the sender's, and
+ * 1,024 names of a megabyte each (held three times over with their Avro) would be gigabytes.
+ */
+const CACHED_TRIGGER_MAX_LENGTH = 256;
 const triggers = new Map<string, KnownTrigger | null>();
 const sources = new Map<string, Buffer>();
 
@@ -87,6 +92,7 @@ function knownTrigger(name: string): KnownTrigger | null {
             triggerAvro: encodedStrings(name),
             actionAvro: encodedStrings(trigger.action),
           };
+    if (name.length > CACHED_TRIGGER_MAX_LENGTH) return known;
     if (triggers.size >= CACHE_LIMIT) triggers.clear();
     triggers.set(name, known);
   }

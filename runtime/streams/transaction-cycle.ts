@@ -217,11 +217,7 @@ export class TransactionCycle<V> {
     const { instrument } = this.context;
     const started = performance.now();
     const dirty = this.#dirtyTasks();
-    const gone = dirty.filter((t) => t.state !== 'running' && t.state !== 'revoked');
-    if (gone.length > 0)
-      throw new PartitionsLostError(
-        `the open transaction holds records of ${gone.map(nameOf).join(', ')}, no longer this instance's`,
-      );
+    refuseLost(dirty);
     // A checkpoint asking for the changelogs' ends must have its answer before anything more is written.
     await this.options.checkpoints?.settled();
     // Each wait below may outlast the stall limit: a commit given up meanwhile goes no further (retire()).
@@ -247,6 +243,9 @@ export class TransactionCycle<V> {
       this.#remainingMs(),
     );
     this.#live();
+    // A partition lost during the waits above (its loss reaches us between two of them) is not committed:
+    // the transaction aborts, as one found holding it at the start does.
+    refuseLost(dirty);
     try {
       await producer.commit(this.#remainingMs());
     } catch (error) {
@@ -448,4 +447,13 @@ function commitFailure(error: unknown): unknown {
     `the transaction's commit failed without an outcome (${(error as Error).message ?? String(error)})`,
     { cause: error },
   );
+}
+
+/** Refuses (abortable) a commit whose transaction holds records of a partition this instance no longer owns. */
+function refuseLost<V>(dirty: readonly StreamTask<V>[]): void {
+  const gone = dirty.filter((t) => t.state !== 'running' && t.state !== 'revoked');
+  if (gone.length > 0)
+    throw new PartitionsLostError(
+      `the open transaction holds records of ${gone.map(nameOf).join(', ')}, no longer this instance's`,
+    );
 }

@@ -163,6 +163,28 @@ describe('a commit and a close with a lost partition', () => {
   });
 });
 
+describe('a partition lost while a commit is under way', () => {
+  it('aborts the commit, so nothing of the lost partitions commits', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1]);
+    kafka.produce('in', 1, [2]);
+    const offsetsAnswered = deferred();
+    kafka.sendOffsetsSteps = [offsetsAnswered];
+    await start(kafka);
+    kafka.consumer.rebalance('assign', [p0, p1]);
+    await until(() => kafka.sendOffsetsSteps.length === 0, 'the commit sending its offsets');
+
+    // The loss reaches the app during the round trip, after the commit's first look at its partitions.
+    kafka.consumer.rebalance('revoke', [p0, p1], true);
+    offsetsAnswered.resolve();
+    await until(() => kafka.log.includes('unassign in[0]'), 'the lost partitions given back');
+    expect(kafka.log).toContain('abort');
+    expect(kafka.log).not.toContain('commit');
+    expect(kafka.committed.size).toBe(0);
+    expect(kafka.values('out')).toEqual([]);
+  });
+});
+
 describe('a wait that never ends', () => {
   it('fails a registry request that is never answered within the timeout, as a transient error', async () => {
     // A registry frozen with SIGSTOP: connections are accepted, nothing is ever answered.

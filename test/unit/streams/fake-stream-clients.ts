@@ -198,6 +198,7 @@ export class FakeProducer implements StreamProducer {
     this.kafka.sentNowAt.push(this.kafka.sent.length);
   }
   async sendOffsets(offsets: { topic: string; partition: number; offset: number }[]): Promise<void> {
+    await play(this.kafka.sendOffsetsSteps.shift());
     for (const o of offsets) this.#pendingOffsets.set(keyOf(o), o.offset);
     this.kafka.log.push(`offsets ${offsets.map((o) => `${keyOf(o)}=${o.offset}`).join(' ')}`);
   }
@@ -250,6 +251,8 @@ export class FakeKafka {
   /** Scripted outcomes, one per call, in order (then success). */
   openSteps: Step[] = [];
   commitSteps: Step[] = [];
+  /** sendOffsetsToTransaction: a round trip, during which a rebalance callback may run. */
+  sendOffsetsSteps: Step[] = [];
   abortSteps: Step[] = [];
   restoreSteps: Step[] = [];
   seekSteps: Step[] = [];

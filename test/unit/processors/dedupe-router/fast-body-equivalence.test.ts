@@ -725,6 +725,34 @@ describe('the fast body parse routes as lossless-json does', () => {
           expectSameRoute({ ...envelope, receivedAt, source, ingestId: `${envelope.ingestId}é` });
   });
 
+  it('a trigger as long as the sender likes: the same outputs from both routes, in one pass over it', () => {
+    // Each of these held the router for minutes while a regular expression backtracked over the capitals.
+    const long = 'A'.repeat(200_000);
+    for (const [trigger, entity, action] of [
+      [`${long}1`, 'A'.repeat(199_999), 'A1'],
+      [`Payment${long}`, 'Payment', long],
+      [`${long}ddedX`, undefined, undefined],
+    ] as const) {
+      const text = JSON.stringify({
+        webhook: { id: 'wh_1', trigger, date: '2026-11-22T09:00:00Z' },
+        query: { variables: { id: 'p_1' } },
+        data: { getPayment: { __typename: 'Payment', id: 'p_1' } },
+      });
+      const envelope = envelopeOf(Buffer.from(text, 'utf8'));
+      expect(expectSameRoute(envelope)).toBe('fast');
+      const decision = route(envelope, SETTINGS);
+      if (entity === undefined) {
+        expect(decision.kind).toBe('routed');
+        continue;
+      }
+      const event = decision.outputs.find((o) => o.topic === 'entity.other')!.value as {
+        entity: string;
+        action: string;
+      };
+      expect([event.entity.length, event.action]).toEqual([entity.length, action]);
+    }
+  });
+
   it('damaged deliveries: the same outputs and dead-letter reasons', () => {
     fc.assert(
       fc.property(damaged, (body) => {

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTrigger, triggerOfType } from '../../../../processors/dedupe-router/trigger.js';
+import { lastWordStart, parseTrigger, triggerOfType } from '../../../../processors/dedupe-router/trigger.js';
 
 describe('parseTrigger', () => {
   it.each([
@@ -29,6 +30,24 @@ describe('parseTrigger', () => {
   it('a *Deleted trigger deletes; other actions do not', () => {
     expect(parseTrigger('PaymentDeleted')?.deletes).toBe(true);
     expect(parseTrigger('ToDoDone')?.deletes).toBe(false);
+  });
+
+  it('the last word is where /(?:[A-Z][a-z0-9]+|[A-Z]+)$/ first matches, found without backtracking', () => {
+    const LAST_WORD = /(?:[A-Z][a-z0-9]+|[A-Z]+)$/;
+    const name = fc.string({
+      unit: fc.constantFrom('A', 'B', 'Z', 'a', 'z', '0', '9', '-', 'é'),
+      maxLength: 12,
+    });
+    fc.assert(
+      fc.property(name, (s) => {
+        expect(lastWordStart(s)).toBe(LAST_WORD.exec(s)?.index ?? -1);
+      }),
+      { numRuns: 20_000 },
+    );
+    // A name as long as a body: the expression took about 18 s over 128 KB of capitals.
+    const capitals = 'A'.repeat(1_000_000);
+    expect(lastWordStart(`${capitals}1`)).toBe(999_999);
+    expect(parseTrigger(`Payment${capitals}`)?.action.length).toBe(1_000_000);
   });
 
   it.each([['Ping'], ['userAdded'], ['User-Added'], ['User'], [''], ['ToDo']])(
