@@ -4,6 +4,9 @@ import { z } from 'zod';
 import { formatDuration, parseDurationOrMs } from './duration.js';
 import { resolveSecretFiles, SECRET_VARIABLES } from './secret-files.js';
 
+/** INGEST_BODY_LIMIT's default: 1 MiB, the platform's own limit for a delivery. */
+export const DEFAULT_INGEST_BODY_LIMIT = 1_048_576;
+
 /**
  * The contract's Full query (§4.3): every field of §2.2, with the OperationFailure branch. The enrich
  * stage's default ENRICH_QUERY.
@@ -176,7 +179,7 @@ const environment = z.object({
    */
   INGEST_OPS_HOST: z.string().min(1).default('127.0.0.1'),
   INGEST_OPS_PORT: port.default(9091),
-  INGEST_BODY_LIMIT: bytes.default(1_048_576),
+  INGEST_BODY_LIMIT: bytes.default(DEFAULT_INGEST_BODY_LIMIT),
   INGEST_DEADLINE_MS: boundedDuration(
     '10s',
     1,

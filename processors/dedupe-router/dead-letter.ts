@@ -10,7 +10,10 @@ export const DLQ_REASONS = [
   'body-not-json',
   /** JSON, but not an object. */
   'body-not-object',
-  /** No `webhook.id` (ingest keyed the record `sha1:<digest>`), or not a non-empty string. */
+  /**
+   * No `webhook.id` (ingest keyed the record `sha1:<digest>`), or not a non-empty string (a number:
+   * ingest keyed the record by the number's text, and the contract's id is a string).
+   */
   'webhook-id-missing',
   /** `webhook.id` differs from the raw record's id: the key the dedupe used is not the body's. */
   'webhook-id-mismatch',
@@ -49,7 +52,10 @@ export const DLQ_REASONS = [
   'entity-id-missing',
   /** The router itself threw on this delivery (a bug): dead-lettered by the stream kit, its partition goes on. */
   'processor-error',
-  /** An output would exceed its topic's max.message.bytes. */
+  /**
+   * An output would exceed its topic's max.message.bytes: found by the stream kit once written, or by
+   * route() when the record's field paths alone could not fit (route.ts fieldsOverLimit).
+   */
   'output-too-large',
   /** enrich: the endpoint answered the fetch with a status that is no GraphQL answer (400, 404, …). */
   'fetch-refused',

@@ -203,6 +203,8 @@ let depth = 0;
 /** The record's path prefix being walked: key ranges. */
 let prefix = new Int32Array(64);
 let prefixDepth = 0;
+/** What the paths of the record may still take (route()'s maxFieldPathBytes), in UTF-8 bytes. */
+let pathBytesLeft = 0;
 
 const index: DeliveryIndex = {
   idStart: -1,
@@ -719,7 +721,7 @@ function pushPrefix(start: number, end: number): void {
   prefixDepth++;
 }
 
-/** A leaf's path: the prefix's keys, then this one. */
+/** A leaf's path: the prefix's keys, then this one; its bytes counted against pathBytesLeft. */
 function addPath(start: number, end: number): void {
   const p = index.paths;
   if (p >= index.pathOffsets.length) {
@@ -732,14 +734,19 @@ function addPath(start: number, end: number): void {
   index.pathOffsets[p] = offset;
   index.pathLengths[p] = prefixDepth + 1;
   const pathKeys = index.pathKeys;
+  let bytes = end - start;
   for (let d = 0; d < prefixDepth; d++) {
     pathKeys[2 * offset] = prefix[2 * d]!;
     pathKeys[2 * offset + 1] = prefix[2 * d + 1]!;
+    bytes += prefix[2 * d + 1]! - prefix[2 * d]! + 1;
     offset++;
   }
   pathKeys[2 * offset] = start;
   pathKeys[2 * offset + 1] = end;
   index.paths = p + 1;
+  // Paths repeat every key above their leaf: over the bound, route() dead-letters the record.
+  pathBytesLeft -= bytes;
+  if (pathBytesLeft < 0) throw GIVE_UP;
 }
 
 function grow(array: Int32Array, atLeast: number): Int32Array {
@@ -768,8 +775,12 @@ function scanErrors(): void {
  * one root field whose value is a record object, nested no deeper than MAX_JSON_DEPTH. Returns the index
  * (valid until the next call), or undefined: the full parse decides.
  */
-export function scanDelivery(body: Buffer): DeliveryIndex | undefined {
+export function scanDelivery(
+  body: Buffer,
+  maxPathBytes = Number.POSITIVE_INFINITY,
+): DeliveryIndex | undefined {
   b = body;
+  pathBytesLeft = maxPathBytes;
   highBytes = false;
   i = 0;
   n = body.length;

@@ -42,6 +42,7 @@ import { parseInstantBytes } from './instant.js';
 import {
   type DecisionKind,
   entityKey,
+  maxFieldPathBytes,
   type RouteContext,
   type RouteSettings,
   type RouteTopic,
@@ -160,7 +161,7 @@ export function routeFast(
   // avsc writes a lone surrogate its own way: such strings are left to it.
   if (!wellFormed(webhookId) || !wellFormed(source) || !wellFormed(ingestId)) return undefined;
   const body = envelope.body;
-  const index = scanDelivery(body);
+  const index = scanDelivery(body, maxFieldPathBytes(settings));
   if (index === undefined) return undefined;
 
   if (index.idEnd === index.idStart || !bytesEqual(body, index.idStart, index.idEnd, webhookId))

@@ -16,7 +16,7 @@ import type { Topology } from '../../runtime/streams/topology.js';
 import { ownSchemaId } from '../../schemas/own-schema-id.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde, type Serde } from '../../schemas/serde.js';
-import { topicNames } from '../../schemas/topics.js';
+import { entityMaxMessageBytes, topicNames } from '../../schemas/topics.js';
 import { dedupeMetricEvents } from './metrics.js';
 import type { RawInput } from './poison.js';
 import { checkDedupeRetention } from './retention-check.js';
@@ -36,6 +36,7 @@ export function routeSettingsOf(config: Config): RouteSettings {
     webhookDateOffsetMinutes: config.WEBHOOK_DATE_ZONE,
     maxAgeMs: config.WEBHOOK_MAX_AGE,
     maxAheadMs: config.WEBHOOK_MAX_AHEAD,
+    maxEntityEventBytes: entityMaxMessageBytes(config.INGEST_BODY_LIMIT),
   };
 }
 

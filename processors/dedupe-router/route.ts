@@ -2,7 +2,9 @@
 // in tests. The dedupe happens before; the caller writes the outputs, the changelog record (kind)
 // and the input offset in one transaction.
 import type { ZodError } from 'zod';
+import { DEFAULT_INGEST_BODY_LIMIT } from '../../runtime/config.js';
 import { MAX_WEBHOOK_ID_BYTES, type RawEnvelope } from '../../schemas/raw-envelope.js';
+import { entityMaxMessageBytes } from '../../schemas/topics.js';
 import {
   describeIssues,
   type EnergySwitchRecord,
@@ -24,6 +26,7 @@ import {
   variablesId,
 } from './entity-event.js';
 import { buildFailure, type WebhookFailure } from './failure.js';
+import { fieldPathsExceed } from './field-paths.js';
 import { parseInstant } from './instant.js';
 import { describeJson, isJsonObject, type JsonObject, type JsonValue, parseBody } from './parse-body.js';
 import { deletionTrigger, type EntityTopic, parseTrigger, type Trigger, triggerOfType } from './trigger.js';
@@ -93,6 +96,19 @@ export interface RouteSettings {
   readonly maxAgeMs?: number | undefined;
   /** WEBHOOK_MAX_AHEAD: a `webhook.date` this far after `receivedAt` is dead-lettered `from-the-future`. */
   readonly maxAheadMs?: number | undefined;
+  /**
+   * The entity topics' max.message.bytes as hookledger sizes them (entityMaxMessageBytes of
+   * INGEST_BODY_LIMIT): a record whose fields' dotted paths alone total more is dead-lettered
+   * `output-too-large` without building them. Unset: as for INGEST_BODY_LIMIT's default.
+   */
+  readonly maxEntityEventBytes?: number | undefined;
+}
+
+const DEFAULT_MAX_ENTITY_EVENT_BYTES = entityMaxMessageBytes(DEFAULT_INGEST_BODY_LIMIT);
+
+/** What a record's field paths may total (RouteSettings.maxEntityEventBytes, or its default). */
+export function maxFieldPathBytes(settings: RouteSettings): number {
+  return settings.maxEntityEventBytes ?? DEFAULT_MAX_ENTITY_EVENT_BYTES;
 }
 
 /** What the caller knows of a record beyond its envelope. */
@@ -193,7 +209,21 @@ function decide(
     };
   }
 
-  return record(withTrigger(delivery, triggerOfType(trigger, typename)), rootField, root);
+  return record(withTrigger(delivery, triggerOfType(trigger, typename)), rootField, root, settings);
+}
+
+/**
+ * A record whose fields' dotted paths alone (an entity event's `fields`) are more than its topic takes:
+ * dead-lettered before they are built, as the event would be once built. Checked after everything the
+ * record could be refused for sooner, so the reason stays the one it would have been.
+ */
+function fieldsOverLimit(rootField: string, root: JsonObject, settings: RouteSettings): Reject | undefined {
+  const limit = maxFieldPathBytes(settings);
+  if (!fieldPathsExceed(root, limit)) return undefined;
+  return new Reject(
+    'output-too-large',
+    `data.${rootField}: the dotted paths of its fields total more than ${limit} bytes, more than an entity event may hold (its topics are sized for INGEST_BODY_LIMIT)`,
+  );
 }
 
 /** The delivery read as another trigger's (the same object when it is the same). */
@@ -305,6 +335,7 @@ function record(
   delivery: Delivery,
   rootField: string,
   root: JsonObject,
+  settings: RouteSettings,
 ): Reject | { kind: DecisionKind; outputs: RouteOutput[] } {
   let energySwitch: EnergySwitchRecord | null = null;
   if (delivery.trigger.topic === 'entity.energy-switch') {
@@ -319,6 +350,8 @@ function record(
   if (id === undefined) {
     return new Reject('entity-id-missing', `data.${rootField} has no id, nor has query.variables`);
   }
+  const tooLarge = fieldsOverLimit(rootField, root, settings);
+  if (tooLarge) return tooLarge;
   return { kind: 'routed', outputs: entityOutputs(delivery, id, root, true, energySwitch) };
 }
 

@@ -753,6 +753,33 @@ describe('the fast body parse routes as lossless-json does', () => {
     }
   });
 
+  it('a record whose field paths outgrow the entity topics: dead-lettered before they are built, by both routes alike', () => {
+    // Each level's key repeats in every path below it: 1.6 MB of body, 321 MB of paths.
+    let record = '{"__typename":"Payment","id":"p_1"}';
+    for (let level = 0; level < 400; level++)
+      record = `{"__typename":"Payment","id":"p_1","${'k'.repeat(1_999)}${level % 10}":${record}}`;
+    const text = `{"webhook":{"id":"wh_1","trigger":"PaymentAdded","date":"2026-11-22T09:00:00Z"},"data":{"getPayment":${record}}}`;
+    const envelope = envelopeOf(Buffer.from(text, 'utf8'));
+    expect(expectSameRoute(envelope)).toBe('reference');
+    const decision = route(envelope, SETTINGS);
+    expect(decision.reason).toBe('output-too-large');
+    const letter = decision.outputs.find((o) => o.topic === 'webhooks.dlq')!.value as { message: string };
+    expect(letter.message).toMatch(
+      /^data\.getPayment: the dotted paths of its fields total more than 2162688 bytes/,
+    );
+
+    // A small record against a small limit: the fast route takes it while its paths fit, route() from there.
+    const small = envelopeOf(
+      Buffer.from(
+        '{"webhook":{"id":"wh_1","trigger":"PaymentAdded","date":"2026-11-22T09:00:00Z"},"data":{"getPayment":{"__typename":"Payment","id":"p_1","amount":{"value":1}}}}',
+      ),
+    );
+    // Paths `id` and `amount.value`: 14 bytes.
+    expect(expectSameRoute(small, { ...SETTINGS, maxEntityEventBytes: 14 })).toBe('fast');
+    expect(expectSameRoute(small, { ...SETTINGS, maxEntityEventBytes: 13 })).toBe('reference');
+    expect(route(small, { ...SETTINGS, maxEntityEventBytes: 13 }).reason).toBe('output-too-large');
+  });
+
   it('damaged deliveries: the same outputs and dead-letter reasons', () => {
     fc.assert(
       fc.property(damaged, (body) => {
