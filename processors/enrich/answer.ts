@@ -29,7 +29,11 @@ export type EnrichOutput =
   | { readonly topic: 'webhooks.failures'; readonly key: string; readonly value: WebhookFailure }
   | { readonly topic: 'webhooks.dlq'; readonly key: string; readonly value: DeadLetter };
 
-export function mapAnswer(request: FetchRequest, answer: Answer): EnrichOutput {
+/**
+ * The fetched answer as the stage's output. `maxEntityEventBytes` bounds the record's field paths as the
+ * router's does (RouteSettings): the entity topics' size for INGEST_BODY_LIMIT.
+ */
+export function mapAnswer(request: FetchRequest, answer: Answer, maxEntityEventBytes?: number): EnrichOutput {
   const envelope = answerEnvelope(request, answer);
   const dead = (reason: DlqReason, message: string): EnrichOutput => ({
     topic: 'webhooks.dlq',
@@ -50,7 +54,7 @@ export function mapAnswer(request: FetchRequest, answer: Answer): EnrichOutput {
     if (!Array.isArray(errors) || errors.length === 0)
       return dead('fetch-refused', `${request.api} answered ${answer.status} to the full query`);
   }
-  const decision = route(envelope);
+  const decision = route(envelope, { maxEntityEventBytes });
   for (const output of decision.outputs) {
     if (output.topic === 'entity.energy-switch') {
       if (output.key !== request.key)

@@ -10,7 +10,7 @@ import { stallTimeoutMs, startStreamApp } from '../../runtime/streams/stream-run
 import { ownSchemaId } from '../../schemas/own-schema-id.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
-import { topicNames } from '../../schemas/topics.js';
+import { entityMaxMessageBytes, topicNames } from '../../schemas/topics.js';
 import type { FetchPolicy } from './fetch-decision.js';
 import { Fetcher, type FetchSettings } from './fetcher.js';
 import { enrichMetricEvents } from './metrics.js';
@@ -91,6 +91,7 @@ export async function startEnrich({
     policy,
     query: config.ENRICH_QUERY,
     fetcher,
+    maxEntityEventBytes: entityMaxMessageBytes(config.INGEST_BODY_LIMIT),
   });
   log.info(
     {

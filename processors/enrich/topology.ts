@@ -23,6 +23,8 @@ export interface EnrichTopologyOptions {
   policy: FetchPolicy;
   query: string;
   fetcher: Pick<Fetcher, 'fetch'>;
+  /** The entity topics' max.message.bytes as sized for INGEST_BODY_LIMIT (route.ts RouteSettings). */
+  maxEntityEventBytes?: number;
   now?: () => number;
   name?: string;
 }
@@ -36,6 +38,7 @@ export function enrichTopology({
   policy,
   query,
   fetcher,
+  maxEntityEventBytes,
   now = Date.now,
   name = 'enrich',
 }: EnrichTopologyOptions): Topology<EnrichInput> {
@@ -56,7 +59,11 @@ export function enrichTopology({
     // which a delivery dated in between (an update, a deletion) would lose to.
     const fetchedAt = answer.sentAt ?? now();
     const key = message.key.toString('utf8');
-    const output = mapAnswer({ key, event, api: decision.fetch, query, fetchedAt }, answer);
+    const output = mapAnswer(
+      { key, event, api: decision.fetch, query, fetchedAt },
+      answer,
+      maxEntityEventBytes,
+    );
     return { output, fetchedAt, receivedAt: event.receivedAt };
   }
 

@@ -119,6 +119,16 @@ describe('mapAnswer', () => {
     expect(dead.message).toMatch(/more than 1048576 bytes/);
   });
 
+  it("a record whose field paths outgrow the entity topics' size is dead-lettered output-too-large, as the router would", () => {
+    const body = `{"data":${fullData()}}`;
+    expect(mapAnswer(request, answer(200, body), 100_000).topic).toBe('entity.energy-switch');
+    const output = mapAnswer(request, answer(200, body), 100);
+    expect(output.value as DeadLetter).toMatchObject({ reason: 'output-too-large', stage: 'enrich.fetch' });
+    expect((output.value as DeadLetter).message).toMatch(
+      /dotted paths of its fields total more than 100 bytes/,
+    );
+  });
+
   it('a dead letter keeps the answer wrapped as a delivery, which the router reads back alike', () => {
     const output = mapAnswer(request, answer(200, { errors: [{ message: 'boom' }], data: null }));
     const dead = output.value as DeadLetter;
