@@ -1,7 +1,9 @@
 // How many duplicates of each recently retried webhook id the router has seen, for the
 // duplicates-per-id histogram. In memory and bounded: a metric, not state. The dedupe store keeps
 // only each id's decision (its changelog value is a fixed 10 bytes, and a duplicate writes nothing),
-// so the count lives here; after a restart, a rebalance or an eviction an id counts from 1 again.
+// so the count lives here; after a restart, a rebalance or an eviction an id counts from 1 again, and
+// the duplicates of a transaction that aborted are counted again when its records are processed again
+// (a histogram of retries, where an abort is rare, is not worth a transactional overlay).
 
 export class RetryCounts {
   /** Map order is least recently retried first: each duplicate moves its id last. */

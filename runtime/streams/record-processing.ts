@@ -182,6 +182,7 @@ export class RecordProcessing<V> {
       return;
     }
     for (const r of serialized) await this.cycle.send(r);
+    task.keepRecord();
     task.addEvent('stream.dead-letter', labels);
   }
 

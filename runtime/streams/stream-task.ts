@@ -369,7 +369,8 @@ export class StreamTask<V> {
 
   /**
    * Lets a dead-letter hook decide with the processor's context (record the id in a store). Its
-   * writes and events belong to the transaction like a processed record's.
+   * writes and events are the record's, as a processed record's are: kept with keepRecord() once its
+   * dead letter is sent, forgotten with undoRecord() if it cannot be.
    */
   withContext<T>(
     record: InputRecord<V>,
@@ -380,11 +381,9 @@ export class StreamTask<V> {
     this.#current = record;
     try {
       const result = run(this.#context());
-      this.#events.push(...this.#recordEvents);
       return { result, outputs: this.#outbox };
     } finally {
       this.#current = undefined;
-      this.#recordEvents = [];
       this.#outbox = [];
     }
   }

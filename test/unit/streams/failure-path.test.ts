@@ -404,6 +404,49 @@ describe('a sink that refuses a value at once (no promise)', () => {
   });
 });
 
+describe('a dead letter that cannot be written', () => {
+  it('counts the record skipped, and nothing its dead-letter hook counted', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 99, 3]);
+    const events: string[] = [];
+    const failing = copyFailing99(
+      Number.POSITIVE_INFINITY,
+      () => new TypeError('no 99'),
+      () => undefined,
+    );
+    await start(kafka, {
+      instrument: (event) => events.push(event),
+      topology: {
+        ...failing,
+        sinks: failing.sinks.map((sink) =>
+          sink.name !== 'dlq'
+            ? sink
+            : {
+                ...sink,
+                serialize: (v: unknown) => {
+                  if (v === 99) throw new TypeError('the dead letter does not fit its schema either');
+                  return Buffer.from(String(v));
+                },
+              },
+        ),
+        deadLetter: {
+          ...failing.deadLetter!,
+          build(record, failure, context) {
+            context.instrument('hook.dead-lettered', {}, 1);
+            return failing.deadLetter!.build(record, failure, context);
+          },
+        },
+      },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 3, 'the partition committed past the record');
+    expect(kafka.values('dlq')).toEqual([]);
+    expect(events.filter((e) => e === 'stream.skipped')).toHaveLength(1);
+    expect(events).not.toContain('hook.dead-lettered');
+    expect(events).not.toContain('stream.dead-letter');
+  });
+});
+
 describe('a dead letter for every record', () => {
   it('is logged in full once, the rest at debug, every one still dead-lettered', async () => {
     const kafka = new FakeKafka();
