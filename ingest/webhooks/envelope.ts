@@ -42,6 +42,11 @@ export function envelopeHeaders(
 
 export const MASKED = '***';
 
+/** MASKED in place of a value; nothing for an empty one. */
+function mask(value: string): string {
+  return value === '' ? '' : MASKED;
+}
+
 function decodedName(name: string): string {
   try {
     return decodeURIComponent(name.replaceAll('+', ' ')).toLowerCase();
@@ -54,7 +59,10 @@ function decodedName(name: string): string {
  * The query string without its `?`, or null when the URL has none. Every parameter keeps its name and
  * order; its value is kept only when its (decoded, lower-cased) name is in `kept`
  * (INGEST_KEPT_QUERY_PARAMETERS), else masked: senders put tokens in URLs (`?token=`, `?pass=`), and
- * a record lives for ever in webhooks.raw.
+ * a record lives for ever in webhooks.raw. An empty parameter or value stays empty (it hides nothing),
+ * so the stored query is at most twice the URL's, which Node bounds (16 KiB with the headers): with
+ * `***` for each empty one, a URL of 16,000 `&` was stored at four times its length, past the room a
+ * raw record has beside a body at its limit (ENVELOPE_OVERHEAD_BYTES), and refused.
  */
 export function queryString(url: string, kept: ReadonlySet<string> = new Set()): string | null {
   const at = url.indexOf('?');
@@ -67,7 +75,7 @@ export function queryString(url: string, kept: ReadonlySet<string> = new Set()):
       const name = equals < 0 ? parameter : parameter.slice(0, equals);
       if (kept.has(decodedName(name))) return parameter;
       // A parameter without a value may be a token on its own (`?s3cr3t`): masked whole unless kept.
-      return equals < 0 ? MASKED : `${name}=${MASKED}`;
+      return equals < 0 ? mask(parameter) : `${name}=${mask(parameter.slice(equals + 1))}`;
     })
     .join('&');
 }

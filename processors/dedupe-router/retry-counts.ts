@@ -5,6 +5,14 @@
 // the duplicates of a transaction that aborted are counted again when its records are processed again
 // (a histogram of retries, where an abort is rare, is not worth a transactional overlay).
 
+import { digestId } from '../../runtime/streams/id-set.js';
+
+/**
+ * Ids longer than this are kept by their digest: an id's length is the sender's (up to 8 KiB), and
+ * 10,000 of them at full length held 78 MB a partition.
+ */
+const KEPT_ID_MAX_LENGTH = 64;
+
 export class RetryCounts {
   /** Map order is least recently retried first: each duplicate moves its id last. */
   readonly #counts = new Map<string, number>();
@@ -19,7 +27,8 @@ export class RetryCounts {
   }
 
   /** Counts one more duplicate of `id`; returns how many have been seen (1 for the first retry). */
-  duplicate(id: string): number {
+  duplicate(fullId: string): number {
+    const id = fullId.length > KEPT_ID_MAX_LENGTH ? digestId(fullId) : fullId;
     const count = (this.#counts.get(id) ?? 0) + 1;
     this.#counts.delete(id);
     if (this.#counts.size >= this.maxIds) this.#counts.delete(this.#counts.keys().next().value!);

@@ -57,6 +57,15 @@ describe('envelope', () => {
     expect(queryString('/webhooks/energy?%E0%A4%A=1&designation=x')).toBe('%E0%A4%A=***&designation=***');
   });
 
+  it('keeps empty parameters and values empty, so the stored query is at most twice the URL’s', () => {
+    expect(queryString('/webhooks/energy?a=&&b&c=1&')).toBe('a=&&***&c=***&');
+    // The longest URL Node takes (16 KiB with the headers) of empty parameters: stored as sent, not 4×.
+    const empty = '&'.repeat(16_300);
+    expect(queryString(`/webhooks/energy?${empty}`)).toBe(empty);
+    const bare = 'a&'.repeat(8_150);
+    expect(queryString(`/webhooks/energy?${bare}`)!.length).toBeLessThanOrEqual(2 * bare.length);
+  });
+
   it('carries the body bytes as they are and the key id, never a key', () => {
     const body = Buffer.from(' {"webhook":{"id":"wh_1"}} ');
     const envelope = buildEnvelope({

@@ -124,4 +124,12 @@ describe('RetryCounts', () => {
     expect(counts.duplicate('a')).toBe(1); // a went when b came back
     expect(() => new RetryCounts(0)).toThrow(/maxIds/);
   });
+
+  it('counts a long id (kept by its digest) as the id itself', () => {
+    const counts = new RetryCounts(10_000);
+    for (let n = 0; n < 2_000; n++) counts.duplicate(`${n}/${'x'.repeat(8_000)}`);
+    expect(counts.duplicate(`7/${'x'.repeat(8_000)}`)).toBe(2);
+    expect(counts.duplicate(`7/${'x'.repeat(7_999)}y`)).toBe(1);
+    expect(counts.size).toBe(2_001);
+  });
 });

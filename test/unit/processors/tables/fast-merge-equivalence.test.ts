@@ -194,6 +194,27 @@ describe('the merge, fast path against the merge it replaced', () => {
     expect(handled).toBeGreaterThan(1_000);
   });
 
+  it('leaves an object of many keys to the tree, whose flattening is linear, and merges it the same', () => {
+    // 96,000 keys (1 MiB): its duplicate check took 69 s in one pass, past the transaction's timeout.
+    const huge = `{${Array.from({ length: 96_000 }, (_, n) => `"k${n}":${n}`).join(',')}}`;
+    const out: Leaves = { paths: [], values: [], count: 0 };
+    expect(flattenJsonFast(huge, out)).toBe(false);
+    expect(out.count).toBe(0);
+    const data = `{"__typename":"User","id":"u1",${Array.from({ length: 300 }, (_, n) => `"k${n}":"v${n}"`).join(',')}}`;
+    const record = parseJsonText(data);
+    const event: MergeEvent = {
+      webhookId: 'a',
+      entity: 'User',
+      deleted: false,
+      occurredAt: 1,
+      data,
+      fields: isJsonObject(record) ? fieldPaths(record) : [],
+    };
+    expect(encodeState(applyEvent(undefined, event).state)).toBe(
+      encodeState(reference.applyEvent(undefined, event).state),
+    );
+  });
+
   it('parses event data as lossless-json did, numbers and odd keys included', () => {
     fc.assert(
       fc.property(objectText, (text) => {
