@@ -375,8 +375,9 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     }
     for (const message of messages) {
       const task = tasks.get(keyOf(message.topic, message.partition));
-      // A rebalance stops the batch (a lost partition must abort before anything else).
-      if (joinedRebalances.pending || context.halted()) complete = false;
+      // A rebalance stops the batch (a lost partition must abort before anything else), and so does a
+      // transaction half through its time: the rest of the batch is read again after the commit.
+      if (joinedRebalances.pending || context.halted() || cycle.overdue()) complete = false;
       if (task === undefined || !task.machine.owned) continue;
       if (!complete || !task.machine.running) {
         unprocessed.add(task);
@@ -397,7 +398,7 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     // transaction markers (a read_committed reader never receives them), so a caught-up lag is zero.
     if (complete) await followPositions();
     cycle.processed();
-    if (cycle.due() || (cycle.inTransaction && joinedRebalances.pending)) {
+    if (cycle.due() || cycle.overdue() || (cycle.inTransaction && joinedRebalances.pending)) {
       if (joinedRebalances.lossPending) return; // handle() aborts it
       activity = 'committing';
       await cycle.commit();

@@ -183,6 +183,15 @@ export class TransactionCycle<V> {
     return this.#policy.pollWaitMs(this.inTransaction ? now - this.#startedAt : undefined, idleMs);
   }
 
+  /**
+   * The open transaction has run half its time (transactionTimeoutMs): the loop stops its batch there
+   * and commits. A batch of slow records must not outlive its transaction: the broker would abort it,
+   * and the same batch would come back, to be aborted again, for ever.
+   */
+  overdue(now = Date.now()): boolean {
+    return this.inTransaction && now - this.#startedAt > this.options.transactionTimeoutMs / 2;
+  }
+
   /** Whether the open transaction is due: enough records, or old enough (commit-policy.ts). */
   due(now = Date.now()): boolean {
     return this.inTransaction && this.#policy.due(this.#records, now - this.#startedAt);

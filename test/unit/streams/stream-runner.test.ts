@@ -8,7 +8,18 @@ import { ChangelogKeyValueStore, MapBacking } from '../../../runtime/streams/sto
 import type { StreamApp } from '../../../runtime/streams/stream-runner.js';
 import type { Topology } from '../../../runtime/streams/topology.js';
 import { deferred, FakeKafka } from './fake-stream-clients.js';
-import { apps, closeApps, invalidTxnState, p0, p1, rd, start, topology, until } from './runner-fixtures.js';
+import {
+  apps,
+  closeApps,
+  Forwarding,
+  invalidTxnState,
+  p0,
+  p1,
+  rd,
+  start,
+  topology,
+  until,
+} from './runner-fixtures.js';
 
 afterEach(closeApps);
 
@@ -496,6 +507,35 @@ describe('the stream runner with a fake Kafka client', () => {
       'producer app-i1 fenced repeatedly: another instance runs with instance id i1',
     );
     expect(kafka.openProducers).toBe(0);
+  });
+});
+
+describe('a batch of slow records', () => {
+  it('stops halfway through the transaction’s time, commits, and reads the rest again', async () => {
+    const kafka = new FakeKafka();
+    kafka.produce('in', 0, [1, 2, 3, 4, 5, 6, 7, 8]);
+    // 40 ms a record against a transaction of 200 ms: the whole batch (320 ms) would outlive it.
+    class Slow extends Forwarding {
+      override process(record: InputRecord<number>) {
+        const until = Date.now() + 40;
+        while (Date.now() < until);
+        super.process(record);
+      }
+    }
+    await start(kafka, {
+      transactionTimeoutMs: 200,
+      topology: { ...topology, processor: { name: 'slow', create: () => new Slow() } },
+    });
+    kafka.consumer.rebalance('assign', [p0]);
+    await until(() => kafka.committed.get('in[0]') === 8, 'every record committed');
+    expect(kafka.values('out')).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(kafka.log).not.toContain('abort');
+    // A transaction stops once it is past 100 ms: after at most three records of 40 ms.
+    const offsets = kafka.log.filter((l) => l.startsWith('offsets')).map((l) => Number(l.split('=')[1]));
+    expect(offsets.length).toBeGreaterThan(2);
+    offsets.forEach((offset, n) => {
+      expect(offset - (offsets[n - 1] ?? 0)).toBeLessThanOrEqual(3);
+    });
   });
 });
 
