@@ -329,15 +329,11 @@ function winningValues(state: EntityState, out: TableFields): TableFields {
   // A path and one of its ancestors both set (`user` null by one delivery, `user.id` by another):
   // the newer delivery decides which one the table shows.
   const hidden = new Set<string>();
-  for (const [path, c] of winners) {
-    let dot = path.lastIndexOf('.');
-    while (dot > 0) {
-      const ancestor = path.slice(0, dot);
-      const a = winners.get(ancestor);
-      if (a !== undefined) hidden.add(compareVersions(a, c) > 0 ? path : ancestor);
-      dot = path.lastIndexOf('.', dot - 1);
-    }
-  }
+  const paths = new PathTree(winners.keys());
+  for (const [path, c] of winners)
+    paths.ancestors(path, (ancestor) => {
+      hidden.add(compareVersions(winners.get(ancestor)!, c) > 0 ? path : ancestor);
+    });
   for (const path of [...winners.keys()].sort()) {
     if (hidden.has(path)) continue;
     const value = winners.get(path)!.value;
@@ -347,6 +343,47 @@ function winningValues(state: EntityState, out: TableFields): TableFields {
     else out[path] = value;
   }
   return out;
+}
+
+/**
+ * Dotted paths as a tree of their parts, to find which of a path's ancestors (its text up to each dot
+ * but a leading one) are paths too in one walk down it. Slicing the path at each dot and looking each
+ * prefix up cost its depth times its length: a record 500 levels deep took 1.4 s a merge.
+ */
+class PathTree {
+  readonly #root: PathNode = { path: undefined, parts: undefined };
+
+  constructor(paths: Iterable<string>) {
+    for (const path of paths) {
+      let node = this.#root;
+      for (const part of path.split('.')) {
+        node.parts ??= new Map();
+        let next = node.parts.get(part);
+        if (next === undefined) {
+          next = { path: undefined, parts: undefined };
+          node.parts.set(part, next);
+        }
+        node = next;
+      }
+      node.path = path;
+    }
+  }
+
+  /** Calls `found` with each of `path`'s ancestors in the tree, nearest the root first. */
+  ancestors(path: string, found: (ancestor: string) => void): void {
+    const parts = path.split('.');
+    let node: PathNode | undefined = this.#root;
+    for (let n = 0; n < parts.length - 1 && node !== undefined; n++) {
+      node = node.parts?.get(parts[n]!);
+      // The text before a leading dot is no ancestor (a path `.a` has none).
+      if (node?.path !== undefined && !(n === 0 && parts[0] === '')) found(node.path);
+    }
+  }
+}
+
+interface PathNode {
+  path: string | undefined;
+  parts: Map<string, PathNode> | undefined;
 }
 
 /** The value of `entity.<name>.latest` (schemas/entity-latest.avsc). */
