@@ -8,12 +8,14 @@ function countsLines(
   counts: StageCounts,
   source: string,
   triggers: readonly string[] | undefined,
-  completed: boolean,
+  /** The run read its whole range itself: neither interrupted, nor resumed past records an earlier run read. */
+  wholeRange: boolean,
 ): string[] {
   const lines = [`${stage}: read ${counts.read} record(s) of ${source}`];
   if (counts.filtered > 0) lines[0] += ` (${counts.filtered} more skipped by --trigger)`;
-  // Only a run that read its whole range knows that nothing matched (an interrupted one may not have got there).
-  if (triggers !== undefined && stage === 'dedupe-router' && counts.read === 0 && completed)
+  // Only a run that read its whole range knows that nothing matched: an interrupted one may not have got
+  // there, and a resumed one counts only what was left (all of it read by the run before, maybe).
+  if (triggers !== undefined && stage === 'dedupe-router' && counts.read === 0 && wholeRange)
     lines.push(`  ${nothingMatchedLine(triggers, counts.filtered)}`);
   const written = [...counts.written].sort(([a], [b]) => a.localeCompare(b));
   for (const [topic, n] of written) lines.push(`  wrote ${String(n).padStart(8)}  ${topic}`);
@@ -39,7 +41,8 @@ export function summary(result: ReplayResult): string {
       stage.stage === 'dedupe-router' || result.stages.length === 1
         ? [...stage.ranges.keys()].join(', ')
         : 'the replay’s entity streams';
-    lines.push(...countsLines(stage.stage, stage.counts, source, result.triggers, result.completed));
+    const wholeRange = result.completed && !result.resumed;
+    lines.push(...countsLines(stage.stage, stage.counts, source, result.triggers, wholeRange));
   }
   return lines.join('\n');
 }

@@ -1,6 +1,8 @@
 // Every command a person can type answers --help with its usage and exit code 0. The CLI runs in-process
 // (runCli); the process a user starts is spawned for the overview, an unknown command and a bad variable.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../../helpers/cli-in-process.js';
@@ -72,6 +74,16 @@ describe('the hookledger command', { timeout: SPAWN_TIMEOUT_MS }, () => {
       const result = await run('start', option, value, '--state-dir', '/nonexistent/hookledger-state');
       expect(result.status).toBe(2);
       expect(result.stderr.trim()).toBe(`hookledger: ${option}: expected a positive integer, got "${value}"`);
+    }
+    // Nothing written first (the development source's file), and a port out of range named as the option's.
+    const stateDir = mkdtempSync(path.join(tmpdir(), 'hookledger-start-'));
+    try {
+      const result = await run('start', '--port', '999999', '--state-dir', stateDir);
+      expect(result.status).toBe(2);
+      expect(result.stderr.trim()).toBe('hookledger: --port: expected a port from 1 to 65535, got 999999');
+      expect(readdirSync(stateDir)).toEqual([]);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
     }
   });
 

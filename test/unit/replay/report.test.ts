@@ -3,11 +3,11 @@ import { emptyCounts } from '../../../tools/replay/bounded-topology.js';
 import type { ReplayResult } from '../../../tools/replay/replay.js';
 import { summary } from '../../../tools/replay/report.js';
 
-function result(completed: boolean): ReplayResult {
+function result(completed: boolean, resumed = false): ReplayResult {
   return {
     id: 'r1',
     completed,
-    resumed: false,
+    resumed,
     stages: [
       {
         stage: 'dedupe-router',
@@ -29,5 +29,7 @@ describe('the replay summary', () => {
     // Interrupted before it got to one: it cannot know (before, it said so all the same).
     expect(summary(result(false))).not.toContain('no record matched');
     expect(summary(result(false))).toContain('replay r1 interrupted');
+    // Resumed after its router had read everything (interrupted in the tables): it read nothing this time.
+    expect(summary(result(true, true))).not.toContain('no record matched');
   });
 });

@@ -143,6 +143,16 @@ export const command: Command = {
       port: { type: 'string' },
       partitions: { type: 'string' },
     });
+    // The options are checked as options, before anything is written (the development source's file):
+    // through loadConfig, a bad one would be blamed on its variable.
+    for (const [option, value] of [
+      ['--port', values.port],
+      ['--partitions', values.partitions],
+    ] as const)
+      if (value !== undefined && !/^[1-9]\d{0,5}$/.test(value))
+        throw new UsageError(`${option}: expected a positive integer, got "${value}"`);
+    if (values.port !== undefined && Number(values.port) > 65_535)
+      throw new UsageError(`--port: expected a port from 1 to 65535, got ${values.port}`);
     // `hookledger stack up` and `start` share the stack directory, so start reuses a stack already up.
     const stateDir = path.resolve(values['state-dir'] ?? '.hookledger');
     const stackDir = values['state-dir'] ? path.join(stateDir, 'stack') : defaultStateDir();
@@ -161,13 +171,6 @@ export const command: Command = {
         ? { ENRICH: 'true', ENRICH_ALLOWED_ENDPOINTS: `http://127.0.0.1:${DEFAULT_API_PORT}` }
         : {}),
     };
-    // The options are checked as options: through loadConfig, a bad one would be blamed on its variable.
-    for (const [option, value] of [
-      ['--port', values.port],
-      ['--partitions', values.partitions],
-    ] as const)
-      if (value !== undefined && !/^[1-9]\d{0,5}$/.test(value))
-        throw new UsageError(`${option}: expected a positive integer, got "${value}"`);
     const early = loadConfig(beforeTheStack(baseEnv));
     const sources = loadSources(baseEnv);
     const ingestAt: ListenTarget = {
