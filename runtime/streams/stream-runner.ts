@@ -33,6 +33,10 @@ import { TransactionCycle } from './transaction-cycle.js';
 
 export type { Instrument } from './stream-task.js';
 
+/** Catching up, a transaction commits after this many input records or this long (commit-policy.ts). */
+export const CATCH_UP_COMMIT_MAX_RECORDS = 50_000;
+export const CATCH_UP_COMMIT_INTERVAL_MS = 1_000;
+
 export interface StreamAppOptions<V> {
   kafka: KafkaSettings;
   topology: Topology<V>;
@@ -195,9 +199,9 @@ export async function startStreamApp<V>(options: StreamAppOptions<V>): Promise<S
     rejoinTimeoutMs = Math.max(30_000, sessionTimeoutMs * 5),
     commitIntervalMs = 25,
     // Catching up: larger transactions (commit-policy.ts), well inside the transaction's timeout.
-    catchUpCommitIntervalMs = Math.min(1_000, transactionTimeoutMs / 4),
+    catchUpCommitIntervalMs = Math.min(CATCH_UP_COMMIT_INTERVAL_MS, transactionTimeoutMs / 4),
     commitMaxRecords = 10_000,
-    catchUpCommitMaxRecords = 50_000,
+    catchUpCommitMaxRecords = CATCH_UP_COMMIT_MAX_RECORDS,
     maxBatchRecords = 500,
     maxBytesPerPartition = 1_048_576,
     stallTimeoutMs = transactionTimeoutMs + 10_000,

@@ -16,6 +16,54 @@ import {
   toKafkaError,
 } from '../../runtime/kafka/rdkafka.js';
 
+/**
+ * The router's writes without its work (`--fan-out`): per record read, the records the dedupe-router
+ * writes for a delivery, in their measured shape (docs/benchmarks.md, "The router's writes without its
+ * work"), made of byte ranges of the record read. Every 11th record writes nothing, as a retry does
+ * (the bench's load: 20,000 retries among 220,000 deliveries).
+ */
+export interface FanOutTopics {
+  /** webhooks.unique: the envelope's bytes as read. */
+  unique: string;
+  /** The six entity streams, one a record in turn; the third (energy-switch) also writes a commission. */
+  entities: readonly string[];
+  commission: string;
+  /** The dedupe changelog: the key and a 10-byte value. */
+  changelog: string;
+}
+
+/** The fan-out's topics under a bench prefix (made by process-run.ts's prefill, shaped as the router's). */
+export function fanOutTopics(prefix: string): FanOutTopics {
+  return {
+    unique: `${prefix}fanout.unique`,
+    entities: Array.from({ length: 6 }, (_, n) => `${prefix}fanout.entity-${n}`),
+    commission: `${prefix}fanout.commission`,
+    changelog: `${prefix}fanout.changelog`,
+  };
+}
+
+/** Mean value bytes the router wrote per topic in the bench's load (its log segments, 40,000 ids). */
+const ENTITY_BYTES = 225;
+const ENERGY_SWITCH_INDEX = 2;
+const COMMISSION_BYTES = 373;
+const CHANGELOG_VALUE = Buffer.alloc(10, 1);
+const RETRY_EVERY = 11;
+
+/** The router's records for the `index`th record read, as [topic, value] (its key is the record's). */
+export function fanOutOf(message: Message, fanOut: FanOutTopics, index: number): [string, Buffer][] {
+  if (index % RETRY_EVERY === RETRY_EVERY - 1) return [];
+  const value = message.value ?? Buffer.alloc(0);
+  const kind = index % fanOut.entities.length;
+  const entityBytes = kind === ENERGY_SWITCH_INDEX ? value.length : ENTITY_BYTES;
+  const out: [string, Buffer][] = [
+    [fanOut.unique, value],
+    [fanOut.entities[kind]!, value.subarray(0, entityBytes)],
+    [fanOut.changelog, CHANGELOG_VALUE],
+  ];
+  if (kind === ENERGY_SWITCH_INDEX) out.push([fanOut.commission, value.subarray(0, COMMISSION_BYTES)]);
+  return out;
+}
+
 export interface PassThroughResult {
   records: number;
   transactions: number;
@@ -24,9 +72,14 @@ export interface PassThroughResult {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function produceCopy(producer: Producer, topic: string, message: Message): Promise<void> | undefined {
+function produceCopy(
+  producer: Producer,
+  topic: string,
+  message: Message,
+  value = message.value,
+): Promise<void> | undefined {
   try {
-    producer.produce(topic, message.partition, message.value, message.key, message.timestamp ?? null);
+    producer.produce(topic, message.partition, value, message.key, message.timestamp ?? null);
     return undefined;
   } catch (error) {
     const e = toKafkaError(error, `produce to ${topic}`);
@@ -37,7 +90,7 @@ function produceCopy(producer: Producer, topic: string, message: Message): Promi
         producer.poll();
         await sleep(5);
         try {
-          producer.produce(topic, message.partition, message.value, message.key, message.timestamp ?? null);
+          producer.produce(topic, message.partition, value, message.key, message.timestamp ?? null);
           return;
         } catch (again) {
           if (toKafkaError(again).code !== ERRORS.ERR__QUEUE_FULL) throw again;
@@ -57,6 +110,7 @@ export async function runPassThrough({
   commitMaxRecords = 10_000,
   maxBatchRecords = 500,
   transactionTimeoutMs = 10_000,
+  fanOut,
   onCommit = () => undefined,
 }: {
   settings: KafkaSettings;
@@ -71,6 +125,8 @@ export async function runPassThrough({
   /** Records taken from the consumer per consume() (the runtime's 500). */
   maxBatchRecords?: number;
   transactionTimeoutMs?: number;
+  /** Writes the router's records per record read instead of one copy. */
+  fanOut?: FanOutTopics;
   /** Called with each committed transaction's record count and commit seconds (the bench follows progress through it). */
   onCommit?: (records: number, seconds: number) => void;
 }): Promise<PassThroughResult> {
@@ -118,6 +174,7 @@ export async function runPassThrough({
   let inTransaction = false;
   let txStartedAt = 0;
   let txRecords = 0;
+  let read = 0;
   /** The next offset to read per partition, in the open transaction. */
   const next = new Map<number, number>();
   const commit = async () => {
@@ -149,8 +206,15 @@ export async function runPassThrough({
           txStartedAt = Date.now();
         }
         for (const message of batch) {
-          const waiting = produceCopy(producer, output, message);
-          if (waiting !== undefined) await waiting;
+          if (fanOut === undefined) {
+            const waiting = produceCopy(producer, output, message);
+            if (waiting !== undefined) await waiting;
+          } else {
+            for (const [topic, value] of fanOutOf(message, fanOut, read++)) {
+              const waiting = produceCopy(producer, topic, message, value);
+              if (waiting !== undefined) await waiting;
+            }
+          }
           next.set(message.partition, message.offset + 1);
         }
         txRecords += batch.length;

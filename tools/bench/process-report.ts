@@ -32,6 +32,8 @@ export interface Report {
   bare: StageFigures;
   /** The same with big transactions (≥ 10k records each), when measured. */
   bareBig?: StageFigures;
+  /** The pass-through writing the router's records per record read (process-passthrough.ts fanOutOf). */
+  bareFanOut?: StageFigures;
   router: StageFigures;
   tables: StageFigures & { endOffsets: number };
   /** The median restore (by records/s) of `restoreRuns`. */
@@ -98,6 +100,9 @@ export function renderReport(r: Report): string {
   const runs = r.restoreRuns ?? [r.restore];
   const restoreFromFirst = r.restore.records / (r.restore.firstRecordMs / 1000);
   const bigCpu = r.bareBig ? perRecord(r.bareBig.window.workerCpu, r.bareBig.window.records)! : undefined;
+  const fanOutCpu = r.bareFanOut
+    ? perRecord(r.bareFanOut.window.workerCpu, r.bareFanOut.window.records)!
+    : undefined;
   const t = TARGETS;
   const argv = reproducibleArgv(r.argv);
   const args = argv.length > 0 ? ` -- ${argv.join(' ')}` : '';
@@ -143,6 +148,15 @@ export function renderReport(r: Report): string {
           ),
         ]
       : []),
+    ...(r.bareFanOut
+      ? [
+          stageRow(
+            "same, writing the router's records",
+            r.bareFanOut,
+            "per record read, the records the router writes for it, in their sizes and topics, cut from the record's bytes (a copy to a unique topic, a 225 B or whole entity record to one of six, a commission for every sixth, a changelog record; nothing for every 11th, as for a retry): the router's writes with nothing computed",
+          ),
+        ]
+      : []),
     stageRow(
       '**dedupe-router** (exactly-once)',
       r.router,
@@ -159,14 +173,14 @@ export function renderReport(r: Report): string {
     '',
     `- dedupe-router ≥ ${int(t.routerEventsPerSec)} events/s (exactly-once, steady): ${fmt(routerRate)} events/s: ${verdict(routerRate >= t.routerEventsPerSec)}.`,
     `- dedupe-router CPU per event ≤ ${t.routerCpuVsFloor}× the floor's: ${fmt(routerCpu, 1)} / ${fmt(bareCpu, 1)} µs = ${fmt(ratio, 2)}×: ${verdict(ratio <= t.routerCpuVsFloor)}` +
-      ` (router work beyond the floor: ${fmt(routerCpu - bareCpu, 1)} µs/event${bigCpu === undefined ? '' : `; against the big-transaction pass-through's ${fmt(bigCpu, 1)} µs: ${fmt(routerCpu / bigCpu, 2)}×`}).`,
+      ` (router work beyond the floor: ${fmt(routerCpu - bareCpu, 1)} µs/event${bigCpu === undefined ? '' : `; against the big-transaction pass-through's ${fmt(bigCpu, 1)} µs: ${fmt(routerCpu / bigCpu, 2)}×`}${fanOutCpu === undefined ? '' : `; writing the router's records alone costs ${fmt(fanOutCpu, 1)} µs a record read (${fmt(fanOutCpu / bareCpu, 2)}× the floor), so the router's own work is ${fmt(routerCpu - fanOutCpu, 1)} µs/event`}).`,
     `- tables ≥ ${int(t.tablesEventsPerSec)} events/s (exactly-once, steady): ${fmt(tablesRate)} events/s: ${verdict(tablesRate >= t.tablesEventsPerSec)}.`,
     `- changelog restore ≥ ${int(t.restoreRecordsPerSec)} records/s: ${fmt(restoreRate)} records/s over the whole restore (the reader's connect and watermark look-ups included): ${verdict(restoreRate >= t.restoreRecordsPerSec)}` +
       ` (${fmt(restoreFromFirst)}/s from the first record, ${restoreFromFirst >= t.restoreRecordsPerSec ? 'above' : 'below'} the target).`,
     `- changelog restore ≥ ${t.restoreVsJvmConsumer}× the JVM consumer's read rate in the same run (issue #20): ${fmt(restoreRate)} / ${fmt(r.perf.fetchRecordsPerSec)} = ${fmt(restoreRate / r.perf.fetchRecordsPerSec, 2)}×: ${verdict(restoreRate >= t.restoreVsJvmConsumer * r.perf.fetchRecordsPerSec)}` +
       `${runs.length > 1 ? ` (median of ${runs.length} restores: ${runs.map((x) => fmt(restoreRateOf(x))).join(', ')} records/s)` : ''}.`,
     `- Heap per tracked id at ${int(r.memoryIds)} ids (restored into a DedupeStore, heap + array buffers after GC): ${fmt(r.heap, 1)} bytes (≤ ${t.heapBytesPerId}): ${verdict(r.heap <= t.heapBytesPerId)}.`,
-    `- Throughput beside the floor: pass-through ${fmt(rate(r.bare.window))}/s${r.bareBig ? ` (${fmt(rate(r.bareBig.window))}/s with big transactions)` : ''}, router ${fmt(routerRate)}/s (${fmt((100 * routerRate) / rate(r.bare.window))} %), tables ${fmt(tablesRate)}/s; the JVM reader ${fmt(r.perf.fetchRecordsPerSec)}/s.`,
+    `- Throughput beside the floor: pass-through ${fmt(rate(r.bare.window))}/s${r.bareBig ? ` (${fmt(rate(r.bareBig.window))}/s with big transactions)` : ''}${r.bareFanOut ? `, writing the router's records ${fmt(rate(r.bareFanOut.window))}/s` : ''}, router ${fmt(routerRate)}/s (${fmt((100 * routerRate) / rate(r.bare.window))} %), tables ${fmt(tablesRate)}/s; the JVM reader ${fmt(r.perf.fetchRecordsPerSec)}/s.`,
     '  For scale (issue #10, measured here on 2026-11-23): the same dedupe-and-route work as a Kafka Streams 3.9 app (exactly_once_v2) did 20–32k events/s at 53–80 µs CPU per event.',
     '',
     `### How the ${cores} cores were shared`,
@@ -187,6 +201,7 @@ export function renderReport(r: Report): string {
     ),
     windowShareRow('pass-through', r.bare.window),
     ...(r.bareBig ? [windowShareRow('pass-through, big transactions', r.bareBig.window)] : []),
+    ...(r.bareFanOut ? [windowShareRow("pass-through, the router's records", r.bareFanOut.window)] : []),
     windowShareRow('dedupe-router', r.router.window),
     windowShareRow('tables', r.tables.window),
     `| changelog restore (whole restore) | ${fmt(r.restore.durationMs / 1000, 2)} | | | | | ${fmt(r.restore.load1, 1)} |`,
@@ -264,7 +279,9 @@ export function medianRestore(runs: readonly Restored[]): Restored {
  * run that compares hot-path work). Same definitions as summaryJson's.
  */
 export function routerOnlyJson(
-  r: Pick<Report, 'argv' | 'total' | 'partitions' | 'router' | 'bare'> & { tables?: StageFigures },
+  r: Pick<Report, 'argv' | 'total' | 'partitions' | 'router' | 'bare' | 'bareFanOut'> & {
+    tables?: StageFigures;
+  },
 ) {
   const num = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? null : n);
   const stage = (s: StageFigures) => ({
@@ -291,13 +308,42 @@ export function routerOnlyJson(
     passThrough: { recordsPerSecond: bareRate, cpuMicrosPerRecord: bareCpu, ...bareRest },
     routerVsPassThrough: num((router.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
     routerCpuVsPassThrough: num((router.cpu ?? Number.NaN) / (bare.cpu ?? Number.NaN)),
+    ...fanOutJson(r.bareFanOut, router, num),
     load1: {
       passThrough: r.bare.window.load1,
       router: r.router.window.load1,
+      ...(r.bareFanOut ? { passThroughFanOut: r.bareFanOut.window.load1 } : {}),
       ...(r.tables ? { tables: r.tables.window.load1 } : {}),
     },
     // --tables-only: the tables stage beside the same run's pass-through (issue #20: ≥ 0.75×).
     ...(r.tables ? tablesJson(r.tables, bare, num) : {}),
+  };
+}
+
+/** A stage's records/s and CPU µs per record over its steady window (null where not finite). */
+function rateAndCpu(figures: StageFigures, num: (n: number | undefined) => number | null) {
+  return {
+    rate: num(rate(figures.window)),
+    cpu: num(perRecord(figures.window.workerCpu, figures.window.records)),
+  };
+}
+
+/** The pass-through writing the router's records, and the router beside it (absent when not measured). */
+function fanOutJson(
+  figures: StageFigures | undefined,
+  router: { rate: number | null; cpu: number | null },
+  num: (n: number | undefined) => number | null,
+) {
+  if (figures === undefined) return {};
+  const fanOut = rateAndCpu(figures, num);
+  return {
+    passThroughFanOut: {
+      recordsPerSecond: fanOut.rate,
+      cpuMicrosPerRecord: fanOut.cpu,
+      brokerCpuMicrosPerRecord: num(perRecord(figures.window.brokerCpu, figures.window.records)),
+    },
+    routerVsFanOut: num((router.rate ?? Number.NaN) / (fanOut.rate ?? Number.NaN)),
+    routerCpuVsFanOut: num((router.cpu ?? Number.NaN) / (fanOut.cpu ?? Number.NaN)),
   };
 }
 
@@ -306,8 +352,7 @@ function tablesJson(
   bare: { rate: number | null; cpu: number | null },
   num: (n: number | undefined) => number | null,
 ) {
-  const rateOf = num(rate(figures.window));
-  const cpu = num(perRecord(figures.window.workerCpu, figures.window.records));
+  const { rate: rateOf, cpu } = rateAndCpu(figures, num);
   return {
     tables: {
       eventsPerSecond: rateOf,
@@ -369,9 +414,11 @@ export function summaryJson(r: Report) {
     routerVsPassThrough: num((router.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
     tablesVsPassThrough: num((tables.rate ?? Number.NaN) / (bare.rate ?? Number.NaN)),
     routerCpuVsPassThrough: num((router.cpu ?? Number.NaN) / (bare.cpu ?? Number.NaN)),
+    ...fanOutJson(r.bareFanOut, router, num),
     load1: {
       jvmConsumer: r.perf.load1,
       passThrough: r.bare.window.load1,
+      ...(r.bareFanOut ? { passThroughFanOut: r.bareFanOut.window.load1 } : {}),
       router: r.router.window.load1,
       tables: r.tables.window.load1,
       restore: r.restore.load1,

@@ -23,6 +23,7 @@ import type { BenchStack } from './bench-stack.js';
 import { benchTopicCatalog } from './bench-topics.js';
 import { ROOT } from './children.js';
 import { machineBusySeconds, peakRssMiB, processCpuSeconds } from './proc-stats.js';
+import { fanOutTopics } from './process-passthrough.js';
 import type { FromWorker, ToWorker, WorkerArgs } from './process-worker.js';
 
 export const log = (message: string) => console.error(`bench:process ${message}`);
@@ -107,7 +108,15 @@ export async function prefill(
 ): Promise<{ records: number; meanValueBytes: number }> {
   const names = topicNames(prefix);
   const specs = benchTopicCatalog(prefix, env.partitions);
-  specs.push({ ...specs.find((s) => s.name === names.unique)!, name: `${prefix}passthrough` });
+  const like = (name: string) => specs.find((s) => s.name === name)!;
+  specs.push({ ...like(names.unique), name: `${prefix}passthrough` });
+  const fanOut = fanOutTopics(prefix);
+  specs.push(
+    { ...like(names.unique), name: fanOut.unique },
+    ...fanOut.entities.map((name) => ({ ...like(names.entity('user')), name })),
+    { ...like(names.entity('user')), name: fanOut.commission },
+    { ...like(names.dedupeChangelog), name: fanOut.changelog },
+  );
   await ensureTopics(env.admin, specs);
   const serde = createSerde(env.bench.registry('bench-prefill'));
   await serde.registerAll(prefix);

@@ -12,7 +12,7 @@ import { restoreTasks } from '../../runtime/streams/restore.js';
 import { StreamTask } from '../../runtime/streams/stream-task.js';
 import { registryAccess } from '../../schemas/registry-access.js';
 import { createSerde } from '../../schemas/serde.js';
-import { runPassThrough } from './process-passthrough.js';
+import { fanOutTopics, runPassThrough } from './process-passthrough.js';
 
 export type WorkerMode = 'passthrough' | 'router' | 'tables' | 'restore';
 
@@ -28,6 +28,8 @@ export interface WorkerArgs {
   /** passthrough: output topic and group. */
   topic?: string;
   groupId?: string;
+  /** passthrough: writes the router's records per record read (fanOutTopics(prefix)), not one copy. */
+  fanOut?: boolean;
 }
 
 export type ToWorker = { type: 'count' } | { type: 'stop' };
@@ -107,6 +109,7 @@ async function start(): Promise<void> {
         expected: args.expected!,
         ...(args.commitMaxRecords === undefined ? {} : { commitMaxRecords: args.commitMaxRecords }),
         ...(args.commitIntervalMs === undefined ? {} : { commitIntervalMs: args.commitIntervalMs }),
+        ...(args.fanOut ? { fanOut: fanOutTopics(prefix) } : {}),
         onCommit: (n, seconds) => {
           records += n;
           transactions++;

@@ -18,6 +18,10 @@ import { encodeDedupeDecision } from '../../processors/dedupe-router/dedupe-deci
 import { DedupeStore } from '../../processors/dedupe-router/dedupe-store.js';
 import { dedupeRouterAppId } from '../../processors/dedupe-router/main.js';
 import { tablesAppId } from '../../processors/tables/main.js';
+import {
+  CATCH_UP_COMMIT_INTERVAL_MS,
+  CATCH_UP_COMMIT_MAX_RECORDS,
+} from '../../runtime/streams/stream-runner.js';
 import { TABLE_STREAMS, topicNames } from '../../schemas/topics.js';
 import { startBenchStack } from './bench-stack.js';
 import { findBrokerPid } from './proc-stats.js';
@@ -202,6 +206,7 @@ async function main(): Promise<void> {
     const passThrough = async (
       group: string,
       cadence: { commitMaxRecords: number; commitIntervalMs: number },
+      fanOut = false,
     ) => {
       const groupId = `${prefix}${group}`;
       const figures = await measureStage(
@@ -213,14 +218,26 @@ async function main(): Promise<void> {
             topic: `${prefix}passthrough`,
             groupId,
             ...cadence,
+            ...(fanOut ? { fanOut } : {}),
           }),
         async () => rawProgress(env, groupId, names.raw, total),
         current,
       );
       log(
-        `pass-through: ${(figures.window.records / figures.window.seconds).toFixed(0)} records/s, ${(figures.window.records / figures.window.transactions).toFixed(0)} records/transaction`,
+        `pass-through${fanOut ? " (the router's writes)" : ''}: ${(figures.window.records / figures.window.seconds).toFixed(0)} records/s, ${(figures.window.records / figures.window.transactions).toFixed(0)} records/transaction`,
       );
       return figures;
+    };
+    // The router's writes (as many records, of its sizes, to as many topics) with nothing computed, at the
+    // runtime's cadence while catching up (as the router commits in this bench): how much of the router's
+    // cost is what it writes, not what it works out.
+    const measureFanOut = () => {
+      log("pass-through writing the router's records (fan-out)…");
+      return passThrough(
+        'bench-passthrough-fanout',
+        { commitMaxRecords: CATCH_UP_COMMIT_MAX_RECORDS, commitIntervalMs: CATCH_UP_COMMIT_INTERVAL_MS },
+        true,
+      );
     };
     const routerOnly = opts['router-only'] ?? false;
     const tablesOnly = opts['tables-only'] ?? false;
@@ -242,6 +259,7 @@ async function main(): Promise<void> {
         commitMaxRecords: 10_000,
         commitIntervalMs: 100,
       });
+      const bareFanOut = await measureFanOut();
       log('dedupe-router…');
       const router = await measureStage(
         env,
@@ -260,6 +278,7 @@ async function main(): Promise<void> {
             partitions,
             router,
             bare,
+            bareFanOut,
             ...(tables ? { tables } : {}),
           }),
         ),
@@ -296,6 +315,8 @@ async function main(): Promise<void> {
         commitIntervalMs: 3_000,
       });
     }
+
+    const bareFanOut = await measureFanOut();
 
     log('dedupe-router…');
     const router = await measureStage(
@@ -402,6 +423,7 @@ async function main(): Promise<void> {
       perf: { ...perf, load1: perfLoad, runs: perfRuns.map((run) => run.fetchRecordsPerSec) },
       bare,
       ...(bareBig ? { bareBig } : {}),
+      bareFanOut,
       router,
       tables,
       restore: restored,

@@ -1,6 +1,7 @@
 // `npm run bench:process -- --json`: the headline figures as one JSON object, and the restore's ratio
 // to the JVM consumer in the Markdown report.
 import { describe, expect, it } from 'vitest';
+import { fanOutOf, fanOutTopics } from '../../../tools/bench/process-passthrough.js';
 import {
   medianBy,
   medianRestore,
@@ -8,6 +9,7 @@ import {
   type Restored,
   renderReport,
   reproducibleArgv,
+  routerOnlyJson,
   type StageFigures,
   summaryJson,
 } from '../../../tools/bench/process-report.js';
@@ -159,5 +161,46 @@ describe('the reproduce line', () => {
     ]);
     expect(reproducibleArgv(['--broker-pid=9650', '--no-write'])).toEqual(['--no-write']);
     expect(reproducibleArgv([])).toEqual([]);
+  });
+});
+
+describe("the pass-through writing the router's records", () => {
+  it("writes what the router writes for the bench's load: 2.88 records a record read, nothing for a retry", () => {
+    const topics = fanOutTopics('p.');
+    const value = Buffer.alloc(465, 7);
+    const written = new Map<string, { records: number; bytes: number }>();
+    // 66 records: every combination of the 11-record retry cycle and the 6 entity kinds once.
+    for (let index = 0; index < 66; index++) {
+      const message = { value, key: Buffer.from(`wh_${index}`), partition: 0, offset: index } as never;
+      for (const [topic, bytes] of fanOutOf(message, topics, index)) {
+        const sum = written.get(topic) ?? { records: 0, bytes: 0 };
+        written.set(topic, { records: sum.records + 1, bytes: sum.bytes + bytes.length });
+      }
+    }
+    expect(written.get('p.fanout.unique')).toEqual({ records: 60, bytes: 60 * 465 });
+    expect(written.get('p.fanout.changelog')?.records).toBe(60);
+    expect(written.get('p.fanout.commission')).toEqual({ records: 10, bytes: 10 * 373 });
+    for (const [n, entity] of topics.entities.entries())
+      expect(written.get(entity), entity).toEqual({ records: 10, bytes: 10 * (n === 2 ? 465 : 225) });
+    const records = [...written.values()].reduce((sum, w) => sum + w.records, 0);
+    expect(records / 66).toBeCloseTo((200_000 * 3 + 200_000 / 6) / 220_000, 2);
+  });
+
+  it('is reported beside the router, as JSON and in the Markdown', () => {
+    const fanOut = stage(200_000, 8, 4);
+    const json = summaryJson(report({ bareFanOut: fanOut }));
+    expect(json).toMatchObject({
+      passThroughFanOut: { recordsPerSecond: 25_000, cpuMicrosPerRecord: 20 },
+      routerVsFanOut: 0.4,
+      routerCpuVsFanOut: 2.5,
+    });
+    expect(summaryJson(report())).not.toHaveProperty('passThroughFanOut');
+    expect(routerOnlyJson({ ...report(), bareFanOut: fanOut })).toMatchObject({
+      routerVsFanOut: 0.4,
+      routerCpuVsFanOut: 2.5,
+    });
+    expect(renderReport(report({ bareFanOut: fanOut }))).toContain(
+      "writing the router's records alone costs 20.0 µs a record read (2.00× the floor), so the router's own work is 30.0 µs/event",
+    );
   });
 });
