@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { weakKey } from '../../ingest/sources.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../runtime/config.js';
+import { LOCAL_INDEX_MAX_BYTES } from '../../tools/stack/properties.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
@@ -52,6 +53,11 @@ describe('docker-compose.yml', () => {
       expect(() => loadConfig(env)).not.toThrow();
     });
   }
+
+  it("sizes the broker's segment indexes as the local stack does", () => {
+    const env = compose.services.kafka!.environment!;
+    expect(Number(env.KAFKA_LOG_INDEX_SIZE_MAX_BYTES)).toBe(LOCAL_INDEX_MAX_BYTES);
+  });
 
   it('points the services at the Kafka and registry it starts', () => {
     const env = compose.services.ingest!.environment!;

@@ -9,6 +9,7 @@ import { StackError } from './errors.js';
 import type { KafkaRelease } from './kafka-versions.js';
 import { freePort } from './ports.js';
 import {
+  LOCAL_INDEX_MAX_BYTES,
   LOCAL_MIN_SESSION_TIMEOUT_MS,
   MAX_MESSAGE_BYTES,
   newClusterId,
@@ -138,6 +139,7 @@ export async function startDockerKafka(options: {
       KAFKA_MESSAGE_MAX_BYTES: String(MAX_MESSAGE_BYTES),
       KAFKA_REPLICA_FETCH_MAX_BYTES: String(MAX_MESSAGE_BYTES),
       KAFKA_NUM_PARTITIONS: '1',
+      KAFKA_LOG_INDEX_SIZE_MAX_BYTES: String(LOCAL_INDEX_MAX_BYTES),
     })
     .withWaitStrategy(tc.Wait.forLogMessage(/Kafka Server started/))
     .withStartupTimeout(180_000)

@@ -5,6 +5,7 @@ import {
   kafkaLogConfig,
   kafkaServerProperties,
   kafkaToolJvmArgs,
+  LOCAL_INDEX_MAX_BYTES,
   LOCAL_MIN_SESSION_TIMEOUT_MS,
   logConfigFileName,
   logConfigFlag,
@@ -48,6 +49,13 @@ describe('properties rendering', () => {
     const props = kafkaServerProperties({ port: 1, controllerPort: 2, dataDir: '/d' });
     expect(props['group.min.session.timeout.ms']).toBe(LOCAL_MIN_SESSION_TIMEOUT_MS);
     expect(LOCAL_MIN_SESSION_TIMEOUT_MS).toBe(1_000);
+  });
+
+  it("keeps each segment's indexes at 1 MiB, so a new partition's first index entries zero-fill no more", () => {
+    const props = kafkaServerProperties({ port: 1, controllerPort: 2, dataDir: '/d' });
+    expect(props['log.index.size.max.bytes']).toBe(LOCAL_INDEX_MAX_BYTES);
+    // 131,072 offset-index entries, one per 4 KiB of log: a segment holds 512 MiB before its index is full.
+    expect(LOCAL_INDEX_MAX_BYTES / 8).toBeGreaterThanOrEqual(131_072);
   });
 
   it('lets a 1 MiB webhook body and its envelope through', () => {
