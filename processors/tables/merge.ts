@@ -348,7 +348,7 @@ function winningValues(state: EntityState, out: TableFields): TableFields {
 /**
  * Dotted paths as a tree of their parts, to find which of a path's ancestors (its text up to each dot
  * but a leading one) are paths too in one walk down it. Slicing the path at each dot and looking each
- * prefix up cost its depth times its length: a record 500 levels deep took 1.4 s a merge.
+ * prefix up cost its depth times its length: a state 500 levels deep took about 1 s a merge (65–82 ms now).
  */
 class PathTree {
   readonly #root: PathNode = { path: undefined, parts: undefined };
